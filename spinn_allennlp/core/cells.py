@@ -1,0 +1,100 @@
+"""The neural layers SPINN is made of (paper §3.2-3.4): buffer projection, composition
+functions, tracking LSTM and transition classifier. Each works on a batch of rows."""
+from typing import Optional, Tuple
+
+import torch
+from torch import nn
+
+
+class BufferProjection(nn.Module):
+    """Eq. 4: a learned linear map from (frozen) word vectors to the buffer's node states.
+
+    ``node_dim`` is 2D for the TreeLSTM (h and c) and D for the TreeRNN (h only). Dropout and,
+    optionally, batch normalisation (computed over real tokens only, so padding never leaks into
+    the statistics) follow the projection as in §4.1.
+    """
+
+    def __init__(self, input_dim: int, node_dim: int, dropout: float = 0.0,
+                 batch_norm: bool = False) -> None:
+        super().__init__()
+        self.linear = nn.Linear(input_dim, node_dim)
+        self.batch_norm = nn.BatchNorm1d(node_dim) if batch_norm else None
+        self.dropout = nn.Dropout(dropout)
+
+    def forward(self, inputs: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+        projected = self.linear(inputs)
+        if self.batch_norm is not None:
+            normalised = projected.new_zeros(projected.shape)
+            normalised[mask] = self.batch_norm(projected[mask])
+            projected = normalised
+        return self.dropout(projected)
+
+
+class TreeLSTMComposition(nn.Module):
+    """Eq. 1-3: binary TreeLSTM with separate forget gates for the two children and an optional
+    extra input ``e`` (the tracking LSTM's state). Nodes are ``[h; c]`` rows of width 2D."""
+
+    def __init__(self, hidden_dim: int, extra_dim: int = 0) -> None:
+        super().__init__()
+        self.hidden_dim = hidden_dim
+        self.node_dim = 2 * hidden_dim
+        self.linear = nn.Linear(2 * hidden_dim + extra_dim, 5 * hidden_dim)
+
+    def forward(self, left: torch.Tensor, right: torch.Tensor,
+                extra: Optional[torch.Tensor] = None) -> torch.Tensor:
+        h_left, c_left = left.chunk(2, dim=-1)
+        h_right, c_right = right.chunk(2, dim=-1)
+        features = [h_left, h_right] if extra is None else [h_left, h_right, extra]
+        gates = self.linear(torch.cat(features, dim=-1))
+        i, f_left, f_right, o, g = gates.chunk(5, dim=-1)
+        c = (torch.sigmoid(f_left) * c_left + torch.sigmoid(f_right) * c_right
+             + torch.sigmoid(i) * torch.tanh(g))
+        h = torch.sigmoid(o) * torch.tanh(c)
+        return torch.cat([h, c], dim=-1)
+
+    @staticmethod
+    def hidden(nodes: torch.Tensor) -> torch.Tensor:
+        return nodes[..., : nodes.size(-1) // 2]
+
+
+class TreeRNNComposition(nn.Module):
+    """The plain TreeRNN of the SPINN blog post: p = tanh(W [c1; c2; e] + b). Nodes are h only."""
+
+    def __init__(self, hidden_dim: int, extra_dim: int = 0) -> None:
+        super().__init__()
+        self.hidden_dim = hidden_dim
+        self.node_dim = hidden_dim
+        self.linear = nn.Linear(2 * hidden_dim + extra_dim, hidden_dim)
+
+    def forward(self, left: torch.Tensor, right: torch.Tensor,
+                extra: Optional[torch.Tensor] = None) -> torch.Tensor:
+        features = [left, right] if extra is None else [left, right, extra]
+        return torch.tanh(self.linear(torch.cat(features, dim=-1)))
+
+    @staticmethod
+    def hidden(nodes: torch.Tensor) -> torch.Tensor:
+        return nodes
+
+
+COMPOSITIONS = {"treelstm": TreeLSTMComposition, "treernn": TreeRNNComposition}
+
+
+class Tracker(nn.Module):
+    """§3.3: an LSTM run alongside the parser over (buffer top, stack top, stack second), whose
+    state feeds the composition and, with a parser, the transition classifier (eq. 5)."""
+
+    def __init__(self, hidden_dim: int, tracking_dim: int, predict_transitions: bool) -> None:
+        super().__init__()
+        self.tracking_dim = tracking_dim
+        self.cell = nn.LSTMCell(3 * hidden_dim, tracking_dim)
+        self.transition_classifier = nn.Linear(tracking_dim, 2) if predict_transitions else None
+
+    def initial_state(self, batch_size: int, like: torch.Tensor) -> Tuple[torch.Tensor, torch.Tensor]:
+        zeros = like.new_zeros(batch_size, self.tracking_dim)
+        return zeros, zeros
+
+    def forward(self, buffer_top: torch.Tensor, stack_top: torch.Tensor,
+                stack_second: torch.Tensor, state: Tuple[torch.Tensor, torch.Tensor]):
+        h, c = self.cell(torch.cat([buffer_top, stack_top, stack_second], dim=-1), state)
+        logits = self.transition_classifier(h) if self.transition_classifier is not None else None
+        return (h, c), logits

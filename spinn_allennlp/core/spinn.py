@@ -1,0 +1,257 @@
+"""SPINN: a batched thin-stack shift-reduce TreeLSTM (Bowman et al. 2016, Algorithm 1).
+
+Memory layout, per sentence ``b`` of a batch padded to N words and T = 2N - 1 steps, in one
+write-once tape (see ``tape.py``) of ``R = 1 + N + T`` rows of node states:
+
+* row 0 is a zero node, read wherever there is nothing to read (empty stack or buffer);
+* rows 1..N are the buffer: the projected words, written once before the first step;
+* row N + 1 + t is ``S[t]``, written by a REDUCE at step t.
+
+A SHIFT pushes a pointer to the buffer row instead of copying it into ``S[t]`` (the same stack,
+one copy fewer). The backpointer queue Q of Algorithm 1 is a ``(B, N + 1)`` tensor of row
+pointers with a depth per sentence, updated with tensor ops: there is no Python loop over
+sentences, only over the T steps. What autograd keeps is O(B * T * D).
+"""
+from dataclasses import dataclass
+from typing import List, Optional
+
+import torch
+from torch import nn
+
+from spinn_allennlp.core.cells import COMPOSITIONS, BufferProjection, Tracker
+from spinn_allennlp.core.tape import WriteOnceTape
+from spinn_allennlp.core.transitions import PAD, REDUCE, SHIFT, balanced_transitions
+
+GIVEN, PREDICTED, MIXED = "given", "predicted", "mixed"
+
+
+@dataclass
+class SpinnOutput:
+    # (B, D): h of the stack top after the last step; zeros for an empty sentence.
+    sentence: torch.Tensor
+    # (B, T): the transitions actually followed, PAD after each sentence's end.
+    transitions: torch.Tensor
+    # (B, T, 2) SHIFT/REDUCE logits at each step, when the model has a parser.
+    transition_logits: Optional[torch.Tensor] = None
+    # (B, T, D) h and (B, T, node_dim) full state of the node pushed at each step (the tree's
+    # nodes in post-order: leaves at SHIFTs, constituents at REDUCEs), when asked for.
+    node_hidden: Optional[torch.Tensor] = None
+    node_states: Optional[torch.Tensor] = None
+    # Which transitions were followed: "given", "predicted" or "mixed".
+    mode: str = GIVEN
+
+
+class Spinn(nn.Module):
+    """The SPINN encoder core, with the paper's variants as options.
+
+    * ``tracking_dim=0``: SPINN-PI-NT, exactly a TreeLSTM over the given tree (§3.6).
+    * ``tracking_dim>0``: SPINN-PI, the tracking LSTM feeds the composition (§3.3).
+    * ``predict_transitions=True`` (needs tracking): full SPINN, with a transition classifier
+      (eq. 5) that can drive the parse itself.
+    """
+
+    def __init__(
+        self,
+        input_dim: int,
+        hidden_dim: int,
+        tracking_dim: int = 0,
+        predict_transitions: bool = False,
+        composition: str = "treelstm",
+        projection_dropout: float = 0.0,
+        projection_batch_norm: bool = False,
+    ) -> None:
+        super().__init__()
+        if predict_transitions and tracking_dim <= 0:
+            raise ValueError("predicting transitions needs a tracking LSTM (tracking_dim > 0)")
+        if composition not in COMPOSITIONS:
+            raise ValueError(f"composition must be one of {sorted(COMPOSITIONS)}, got {composition!r}")
+        self.input_dim = input_dim
+        self.hidden_dim = hidden_dim
+        self.predict_transitions = predict_transitions
+        self.compose = COMPOSITIONS[composition](hidden_dim, extra_dim=max(tracking_dim, 0))
+        self.node_dim = self.compose.node_dim
+        self.projection = BufferProjection(input_dim, self.node_dim, projection_dropout,
+                                           projection_batch_norm)
+        self.tracker = (Tracker(hidden_dim, tracking_dim, predict_transitions)
+                        if tracking_dim > 0 else None)
+
+    def forward(
+        self,
+        inputs: torch.Tensor,
+        mask: torch.Tensor,
+        transitions: Optional[torch.Tensor] = None,
+        mode: str = GIVEN,
+        self_transition_prob: float = 0.0,
+        return_nodes: bool = False,
+    ) -> SpinnOutput:
+        """Encodes a batch.
+
+        inputs: (B, N, input_dim) word vectors; mask: (B, N), True on real words, which come
+        first in each row. transitions: (B, T') with SHIFT/REDUCE/PAD; needed for "given" and
+        "mixed" modes, optional for "predicted" (where it is only a fallback for nothing).
+        With ``mode="given"`` and no transitions, the balanced binary tree is used.
+        ``self_transition_prob`` is the chance, per step, that "mixed" mode follows the model's
+        own prediction instead of the given transition (NSHRDLU Model 2).
+        """
+        if mode not in (GIVEN, PREDICTED, MIXED):
+            raise ValueError(f"unknown transition mode {mode!r}")
+        if mode != GIVEN and not self.predict_transitions:
+            raise ValueError(f"mode {mode!r} needs a parser (predict_transitions=True)")
+        if mode == MIXED and transitions is None:
+            raise ValueError("mode 'mixed' needs given transitions to mix with")
+        batch_size, max_tokens = mask.shape
+        mask = mask.bool()
+        lengths = mask.sum(dim=1)
+        if mode == GIVEN and transitions is None:
+            transitions = default_transitions(lengths)
+        if mode == GIVEN:
+            num_steps = check_given_transitions(transitions, lengths)
+        else:
+            num_steps = (2 * lengths - 1).clamp(min=0)
+        total_steps = int(num_steps.max()) if batch_size else 0
+        if transitions is not None:
+            transitions = _fit_width(transitions.long(), total_steps)
+
+        device = inputs.device
+        rows_per_sentence = 1 + max_tokens + total_steps
+        base = torch.arange(batch_size, device=device) * rows_per_sentence  # row 0 of each sentence
+        tape = WriteOnceTape(batch_size * rows_per_sentence, self.node_dim, like=inputs)
+        if batch_size == 0:
+            empty = inputs.new_zeros(0, self.hidden_dim)
+            return SpinnOutput(empty, transitions=torch.zeros(0, 0, dtype=torch.long, device=device), mode=mode)
+
+        buffer_rows = (base.unsqueeze(1) + 1 + torch.arange(max_tokens, device=device)).flatten()
+        tape.write(buffer_rows, self.projection(inputs, mask).reshape(-1, self.node_dim))
+
+        hidden = self.compose.hidden
+        queue = base.unsqueeze(1).repeat(1, max_tokens + 1)  # Q: row pointers, bottom first
+        depth = torch.zeros_like(lengths)
+        buffer_position = torch.zeros_like(lengths)  # words shifted so far
+        tracker_state = (self.tracker.initial_state(batch_size, inputs)
+                         if self.tracker is not None else None)
+        followed: List[torch.Tensor] = []
+        pushed: List[torch.Tensor] = []
+        all_logits: List[torch.Tensor] = []
+        batch_index = torch.arange(batch_size, device=device)
+
+        for t in range(total_steps):
+            # The two rows a REDUCE would compose and the row a SHIFT would push.
+            stack_top = _peek(queue, depth - 1, base)
+            stack_second = _peek(queue, depth - 2, base)
+            has_word = buffer_position < lengths
+            buffer_top = torch.where(has_word, base + 1 + buffer_position, base)
+            if self.tracker is not None:
+                read = tape.read(torch.cat([buffer_top, stack_top, stack_second]))
+                buffer_node, right, left = read.split(batch_size)
+                tracker_state, logits = self.tracker(
+                    hidden(buffer_node), hidden(right), hidden(left), tracker_state)
+                extra = tracker_state[0]
+            else:
+                left, right = tape.read(torch.cat([stack_second, stack_top])).split(batch_size)
+                logits, extra = None, None
+            if logits is not None:
+                all_logits.append(logits)
+
+            # Which transition each sentence takes at step t.
+            active = t < num_steps
+            if mode == GIVEN:
+                action = transitions[:, t]
+            else:
+                predicted = logits.argmax(dim=-1)
+                if mode == MIXED:
+                    follow_own = torch.rand(batch_size, device=device) < self_transition_prob
+                    predicted = torch.where(follow_own, predicted, transitions[:, t])
+                # Only legal moves, so every prediction is a binary tree over all the words.
+                action = torch.where(depth < 2, SHIFT, torch.where(~has_word, REDUCE, predicted))
+            action = torch.where(active, action, PAD)
+            is_shift = action == SHIFT
+            is_reduce = action == REDUCE
+
+            # REDUCE: S[t] := COMPOSE(left, right), written for the whole batch (rows of
+            # sentences that don't reduce at t are never pointed to).
+            new_row = base + 1 + max_tokens + t
+            tape.write(new_row, self.compose(left, right, extra))
+
+            # Push: a SHIFT puts the buffer top at depth, a REDUCE replaces the top two by S[t].
+            push_row = torch.where(is_shift, buffer_top, torch.where(is_reduce, new_row, base))
+            slot = torch.where(is_shift, depth, torch.where(is_reduce, depth - 2, depth - 1)).clamp(min=0)
+            keep = queue[batch_index, slot]
+            queue[batch_index, slot] = torch.where(is_shift | is_reduce, push_row, keep)
+            depth = depth + is_shift.long() - is_reduce.long()
+            buffer_position = buffer_position + is_shift.long()
+            followed.append(action)
+            pushed.append(push_row)
+
+        top = _peek(queue, depth - 1, base)
+        sentence = hidden(tape.read(top))
+        output = SpinnOutput(
+            sentence=sentence,
+            transitions=(torch.stack(followed, dim=1) if followed
+                         else torch.zeros(batch_size, 0, dtype=torch.long, device=device)),
+            transition_logits=torch.stack(all_logits, dim=1) if all_logits else None,
+            mode=mode,
+        )
+        if return_nodes:
+            if pushed:
+                nodes = tape.read(torch.stack(pushed, dim=1).flatten())
+            else:
+                nodes = inputs.new_zeros(0, self.node_dim)
+            output.node_states = nodes.view(batch_size, total_steps, self.node_dim)
+            output.node_hidden = hidden(output.node_states)
+        return output
+
+
+def _peek(queue: torch.Tensor, position: torch.Tensor, base: torch.Tensor) -> torch.Tensor:
+    """Row pointer at ``position`` in each sentence's queue, or its zero row if position < 0."""
+    pointer = queue.gather(1, position.clamp(min=0).unsqueeze(1)).squeeze(1)
+    return torch.where(position >= 0, pointer, base)
+
+
+def _fit_width(transitions: torch.Tensor, width: int) -> torch.Tensor:
+    if transitions.size(1) >= width:
+        return transitions[:, :width]
+    padding = transitions.new_full((transitions.size(0), width - transitions.size(1)), PAD)
+    return torch.cat([transitions, padding], dim=1)
+
+
+_default_cache = {}
+
+
+def default_transitions(lengths: torch.Tensor) -> torch.Tensor:
+    """(B, 2N-1) transitions of the balanced binary tree over each sentence's words."""
+    sequences = []
+    for length in lengths.tolist():
+        if length not in _default_cache:
+            _default_cache[length] = balanced_transitions(length)
+        sequences.append(_default_cache[length])
+    width = max((len(s) for s in sequences), default=0)
+    padded = [s + [PAD] * (width - len(s)) for s in sequences]
+    return torch.tensor(padded, dtype=torch.long, device=lengths.device).view(len(sequences), width)
+
+
+def check_given_transitions(transitions: torch.Tensor, lengths: torch.Tensor) -> torch.Tensor:
+    """Checks (batched, on device, one sync) that each row builds a binary tree over its words
+    (or, as in the paper's left-padded mode, a stack of trees whose top is the sentence) and
+    returns each row's number of steps. Raises ValueError naming the first bad row."""
+    transitions = transitions.long()
+    is_shift = transitions == SHIFT
+    is_reduce = transitions == REDUCE
+    is_step = is_shift | is_reduce
+    num_steps = is_step.sum(dim=1)
+    positions = torch.arange(transitions.size(1), device=transitions.device)
+    depth = (is_shift.long() - is_reduce.long()).cumsum(dim=1)
+    problems = {
+        "unknown transition value": ~(is_step | (transitions == PAD)),
+        "PAD before the end": is_step & (positions.unsqueeze(0) >= num_steps.unsqueeze(1)),
+        "REDUCE with fewer than two items on the stack": is_reduce & (depth < 1),
+        "number of SHIFTs differs from number of words": (is_shift.sum(dim=1) != lengths).unsqueeze(1),
+    }
+    bad = torch.stack([p.any(dim=1) for p in problems.values()], dim=1)  # (B, problems)
+    if bool(bad.any()):
+        row, which = [int(x) for x in bad.nonzero()[0]]
+        reason = list(problems)[which]
+        raise ValueError(
+            f"invalid given transitions for sentence {row} of the batch ({int(lengths[row])} "
+            f"words): {reason}: {transitions[row].tolist()}"
+        )
+    return num_steps

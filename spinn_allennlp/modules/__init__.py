@@ -1,0 +1,1 @@
+from spinn_allennlp.modules.spinn_encoder import SpinnEncoder

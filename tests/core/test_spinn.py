@@ -1,0 +1,338 @@
+"""The SPINN core against the paper's claims: PI-NT is a TreeLSTM (§3.6), batching changes
+nothing, predicted parses are always trees, and the thin stack's memory is linear in T."""
+import ast
+import random
+from pathlib import Path
+
+import pytest
+import torch
+
+from spinn_allennlp.core import spinn as spinn_module
+from spinn_allennlp.core import transitions as tr
+from spinn_allennlp.core.spinn import GIVEN, MIXED, PREDICTED, Spinn
+from spinn_allennlp.core.tape import WriteOnceTape
+
+from tests.core.test_transitions import random_tree
+
+VARIANTS = {
+    "pi_nt": dict(tracking_dim=0),
+    "pi": dict(tracking_dim=5),
+    "spinn": dict(tracking_dim=5, predict_transitions=True),
+    "treernn_spinn": dict(tracking_dim=5, predict_transitions=True, composition="treernn"),
+}
+
+
+def random_transitions(num_words, rng):
+    words = [str(i) for i in range(num_words)]
+    return tr.tree_to_transitions(random_tree(words, rng))[1]
+
+
+def pad_batch(sequences, value):
+    width = max(len(s) for s in sequences)
+    return torch.tensor([list(s) + [value] * (width - len(s)) for s in sequences])
+
+
+def make_batch(lengths, input_dim, rng, device, dtype=torch.float32):
+    inputs = torch.randn(len(lengths), max(lengths), input_dim, dtype=dtype, device=device)
+    mask = torch.arange(max(lengths)).unsqueeze(0) < torch.tensor(lengths).unsqueeze(1)
+    inputs = inputs * mask.unsqueeze(-1).to(device)  # padding is zero, as AllenNLP gives it
+    transitions = pad_batch([random_transitions(n, rng) for n in lengths], tr.PAD)
+    return inputs, mask.to(device), transitions.to(device)
+
+
+def test_core_does_not_import_allennlp():
+    core = Path(spinn_module.__file__).parent
+    for path in core.glob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text())):
+            names = ([a.name for a in node.names] if isinstance(node, ast.Import)
+                     else [node.module or ""] if isinstance(node, ast.ImportFrom) else [])
+            assert not any(n.split(".")[0] == "allennlp" for n in names), path
+
+
+# --- §3.6: SPINN-PI-NT computes exactly a TreeLSTM --------------------------------------
+
+
+def recursive_tree_lstm(model: Spinn, words: torch.Tensor, tree) -> torch.Tensor:
+    """A plain recursive TreeLSTM, one node at a time, written from eq. 1-4 directly."""
+    W_wd, b_wd = model.projection.linear.weight, model.projection.linear.bias
+    W, b = model.compose.linear.weight, model.compose.linear.bias
+    D = model.hidden_dim
+
+    def node(subtree):
+        if isinstance(subtree, str):
+            hc = W_wd @ words[int(subtree)] + b_wd
+            return hc[:D], hc[D:]
+        (h_l, c_l), (h_r, c_r) = node(subtree[0]), node(subtree[1])
+        z = W @ torch.cat([h_l, h_r]) + b
+        i, f_l, f_r, o, g = (z[k * D:(k + 1) * D] for k in range(5))
+        c = (torch.sigmoid(f_l) * c_l + torch.sigmoid(f_r) * c_r
+             + torch.sigmoid(i) * torch.tanh(g))
+        return torch.sigmoid(o) * torch.tanh(c), c
+
+    return node(tree)[0]
+
+
+def grads_of(model):
+    # A one-word tree never composes: its composition gradient is None (or zero) there.
+    return [torch.zeros_like(p) if p.grad is None else p.grad.clone() for p in model.parameters()]
+
+
+def test_pi_nt_equals_recursive_tree_lstm_outputs_and_gradients():
+    rng = random.Random(0)
+    torch.manual_seed(0)
+    model = Spinn(input_dim=7, hidden_dim=6).double()
+    for trial in range(100):
+        n = rng.randint(1, 40)
+        tree = random_tree([str(i) for i in range(n)], rng)
+        _, transitions = tr.tree_to_transitions(tree)
+        words = torch.randn(n, 7, dtype=torch.float64)
+
+        model.zero_grad()
+        thin_stack = model(words.unsqueeze(0), torch.ones(1, n, dtype=torch.bool),
+                           torch.tensor([transitions])).sentence[0]
+        thin_stack.pow(2).sum().backward()
+        thin_grads = grads_of(model)
+
+        model.zero_grad()
+        recursive = recursive_tree_lstm(model, words, tree)
+        recursive.pow(2).sum().backward()
+        recursive_grads = grads_of(model)
+
+        torch.testing.assert_close(thin_stack, recursive, atol=1e-5, rtol=0)
+        for a, b in zip(thin_grads, recursive_grads):
+            torch.testing.assert_close(a, b, atol=1e-5, rtol=0)
+
+
+def test_gradients_match_finite_differences():
+    torch.manual_seed(0)
+    rng = random.Random(3)
+    model = Spinn(4, 3, tracking_dim=2).double()
+    inputs, mask, transitions = make_batch([5, 3, 1], 4, rng, "cpu", torch.float64)
+    inputs.requires_grad_()
+    torch.autograd.gradcheck(lambda x: model(x, mask, transitions).sentence, (inputs,))
+
+
+# --- batch consistency --------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("variant,mode", [
+    (variant, mode) for variant, options in VARIANTS.items()
+    for mode in ([GIVEN, PREDICTED, "default_tree"] if options.get("predict_transitions")
+                 else [GIVEN, "default_tree"])
+])
+def test_batch_equals_single(variant, mode, device):
+    torch.manual_seed(0)
+    rng = random.Random(1)
+    model = Spinn(input_dim=9, hidden_dim=8, **VARIANTS[variant]).to(device).eval()
+    lengths = [7, 1, 12, 2, 30, 5]
+    inputs, mask, transitions = make_batch(lengths, 9, rng, device)
+    run_mode = GIVEN if mode == "default_tree" else mode
+    given = None if mode == "default_tree" else transitions
+    batch = model(inputs, mask, given, mode=run_mode, return_nodes=True)
+    for b, n in enumerate(lengths):
+        single = model(inputs[b:b + 1, :n], mask[b:b + 1, :n],
+                       None if given is None else given[b:b + 1], mode=run_mode,
+                       return_nodes=True)
+        steps = 2 * n - 1
+        torch.testing.assert_close(batch.sentence[b:b + 1], single.sentence, atol=1e-6, rtol=0)
+        assert torch.equal(batch.transitions[b, :steps], single.transitions[0, :steps])
+        assert (batch.transitions[b, steps:] == tr.PAD).all()
+        torch.testing.assert_close(batch.node_states[b, :steps], single.node_states[0, :steps],
+                                   atol=1e-6, rtol=0)
+        if batch.transition_logits is not None:
+            torch.testing.assert_close(batch.transition_logits[b, :steps],
+                                       single.transition_logits[0, :steps], atol=1e-6, rtol=0)
+
+
+def test_given_transitions_are_followed_and_nodes_are_post_order(device):
+    torch.manual_seed(0)
+    model = Spinn(4, 3).to(device)
+    tokens, transitions = tr.parse_to_transitions("( ( the cat ) ( sat down ) )")
+    inputs = torch.randn(1, 4, 4, device=device)
+    out = model(inputs, torch.ones(1, 4, dtype=torch.bool, device=device),
+                torch.tensor([transitions], device=device), return_nodes=True)
+    assert out.transitions[0].tolist() == transitions
+    # The last node is the root, i.e. the sentence vector; the first is the word "the".
+    torch.testing.assert_close(out.node_hidden[0, -1], out.sentence[0])
+    leaf = model.projection(inputs, torch.ones(1, 4, dtype=torch.bool, device=device))[0, 0, :3]
+    torch.testing.assert_close(out.node_hidden[0, 0], leaf)
+
+
+# --- predicted transitions always build a tree --------------------------------------------
+
+
+def assert_all_valid(out, lengths):
+    for b, n in enumerate(lengths):
+        followed = [t for t in out.transitions[b].tolist() if t != tr.PAD]
+        tr.check_transitions(followed, n)
+
+
+def train_parser_briefly(model, rng):
+    """A few steps of transition loss towards right-branching trees, so the classifier's
+    predictions are no longer near-uniform noise."""
+    optimizer = torch.optim.Adam(model.parameters(), lr=0.05)
+    for _ in range(30):
+        lengths = [rng.randint(1, 20) for _ in range(8)]
+        inputs, mask, _ = make_batch(lengths, model.input_dim, rng, "cpu")
+        gold = pad_batch([tr.right_branching_transitions(n) for n in lengths], tr.PAD)
+        out = model(inputs, mask, gold, mode=GIVEN)
+        steps = gold != tr.PAD
+        loss = torch.nn.functional.cross_entropy(out.transition_logits[steps], gold[steps])
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+    return loss.item()
+
+
+@pytest.mark.parametrize("bias", [None, "shift", "reduce", "trained"])
+def test_predicted_transitions_always_form_a_tree(bias, device):
+    torch.manual_seed(0)
+    rng = random.Random(2)
+    model = Spinn(6, 5, tracking_dim=4, predict_transitions=True)
+    if bias == "trained":
+        first_loss = train_parser_briefly(model, rng)
+        assert first_loss < 0.4  # it did learn something
+    elif bias is not None:
+        # A parser that always wants one move: legality must still give a tree.
+        with torch.no_grad():
+            model.tracker.transition_classifier.bias.copy_(
+                torch.tensor([100.0, -100.0] if bias == "shift" else [-100.0, 100.0]))
+    model = model.to(device).eval()
+    for _ in range(10):
+        lengths = [rng.randint(1, 60) for _ in range(rng.randint(1, 16))]
+        inputs, mask, _ = make_batch(lengths, 6, rng, device)
+        out = model(inputs, mask, mode=PREDICTED)
+        assert_all_valid(out, lengths)
+        if bias == "shift":
+            assert all(out.transitions[b].tolist()[:2 * n - 1] ==
+                       tr.right_branching_transitions(n) for b, n in enumerate(lengths))
+        if bias == "trained":
+            agree = [out.transitions[b, :2 * n - 1].tolist() == tr.right_branching_transitions(n)
+                     for b, n in enumerate(lengths)]
+            assert sum(agree) >= len(agree) // 2
+
+
+@pytest.mark.parametrize("prob", [0.0, 0.5, 1.0])
+def test_mixed_mode(prob):
+    torch.manual_seed(0)
+    rng = random.Random(4)
+    model = Spinn(6, 5, tracking_dim=4, predict_transitions=True)
+    lengths = [rng.randint(1, 30) for _ in range(12)]
+    inputs, mask, gold = make_batch(lengths, 6, rng, "cpu")
+    out = model(inputs, mask, gold, mode=MIXED, self_transition_prob=prob)
+    assert_all_valid(out, lengths)
+    if prob == 0.0:
+        assert torch.equal(out.transitions, gold)
+    if prob == 1.0:
+        assert torch.equal(out.transitions, model(inputs, mask, mode=PREDICTED).transitions)
+
+
+# --- small and odd inputs -----------------------------------------------------------------
+
+
+@pytest.mark.parametrize("variant", list(VARIANTS))
+def test_one_and_two_word_sentences(variant, device):
+    torch.manual_seed(0)
+    model = Spinn(4, 3, **VARIANTS[variant]).to(device).eval()
+    inputs = torch.randn(2, 2, 4, device=device)
+    mask = torch.tensor([[True, False], [True, True]], device=device)
+    modes = [GIVEN, PREDICTED] if model.predict_transitions else [GIVEN]
+    for mode in modes:
+        given = torch.tensor([[tr.SHIFT, tr.PAD, tr.PAD], [tr.SHIFT, tr.SHIFT, tr.REDUCE]],
+                             device=device) if mode == GIVEN else None
+        out = model(inputs, mask, given, mode=mode)
+        assert out.transitions.tolist() == [[0, -1, -1], [0, 0, 1]]
+        assert torch.isfinite(out.sentence).all()
+    if not model.tracker:
+        # A one-word sentence's vector is its projected word (h part).
+        leaf = model.projection(inputs, mask)[0, 0]
+        torch.testing.assert_close(out.sentence[0], model.compose.hidden(leaf))
+
+
+def test_empty_sentence_gives_zeros_and_no_steps():
+    model = Spinn(4, 3, tracking_dim=2, predict_transitions=True)
+    mask = torch.tensor([[False, False], [True, False]])
+    out = model(torch.randn(2, 2, 4), mask, mode=PREDICTED)
+    assert torch.equal(out.sentence[0], torch.zeros(3))
+    assert out.transitions.tolist() == [[-1], [0]]
+
+
+@pytest.mark.parametrize("bad,reason", [
+    ([[0, 1, 1]], "REDUCE with fewer than two"),
+    ([[0, 0, 0]], "number of SHIFTs"),
+    ([[0, -1, 0, 1]], "PAD before the end"),
+    ([[0, 0, 2]], "unknown transition value"),
+])
+def test_invalid_given_transitions_raise_clearly(bad, reason):
+    model = Spinn(4, 3)
+    n = 2
+    with pytest.raises(ValueError, match=reason):
+        model(torch.randn(1, n, 4), torch.ones(1, n, dtype=torch.bool), torch.tensor(bad))
+
+
+def test_left_padded_forest_uses_top_tree():
+    """The paper's fixed-length mode leaves padding items under the sentence's tree."""
+    torch.manual_seed(0)
+    model = Spinn(4, 3).eval()
+    tokens, transitions = tr.parse_to_transitions("( ( a b ) c )")
+    padded_tokens, padded = tr.crop_pad_left(tokens, transitions, 5, "<pad>")
+    words = torch.randn(1, 3, 4)
+    inputs = torch.cat([torch.randn(1, 2, 4), words], dim=1)
+    forest = model(inputs, torch.ones(1, 5, dtype=torch.bool), torch.tensor([padded]))
+    tree = model(words, torch.ones(1, 3, dtype=torch.bool), torch.tensor([transitions]))
+    torch.testing.assert_close(forest.sentence, tree.sentence)
+
+
+# --- memory: what autograd keeps grows linearly in T ----------------------------------------
+
+
+def saved_bytes_for_training_step(num_words, monkeypatch):
+    """Bytes autograd saves for backward (saved-tensor hooks) plus the thin-stack tape."""
+    torch.manual_seed(0)
+    rng = random.Random(5)
+    model = Spinn(16, 16, tracking_dim=8, predict_transitions=True)
+    lengths = [num_words] * 4
+    inputs, mask, transitions = make_batch(lengths, 16, rng, "cpu")
+    tapes = []
+
+    class RecordingTape(WriteOnceTape):
+        def __init__(self, *args, **kwargs):
+            super().__init__(*args, **kwargs)
+            tapes.append(self)
+
+    monkeypatch.setattr(spinn_module, "WriteOnceTape", RecordingTape)
+    seen = {}
+
+    def pack(tensor):
+        # Count each storage once: views of one tensor share it.
+        storage = tensor.untyped_storage()
+        seen[storage.data_ptr()] = storage.nbytes()
+        return tensor
+
+    with torch.autograd.graph.saved_tensors_hooks(pack, lambda t: t):
+        out = model(inputs, mask, transitions, mode=GIVEN)
+        loss = out.sentence.sum() + out.transition_logits.sum()
+    loss.backward()
+    return sum(seen.values()) + sum(t.nbytes for t in tapes)
+
+
+def test_saved_memory_is_linear_in_sentence_length(monkeypatch):
+    short = saved_bytes_for_training_step(25, monkeypatch)
+    long = saved_bytes_for_training_step(100, monkeypatch)
+    ratio = long / short
+    # T grows 4x (49 -> 199 steps): linear memory gives ~4x, a stack copy per step ~16x.
+    assert 3.0 < ratio < 5.0, ratio
+
+
+def test_tape_gradient_survives_retained_second_backward():
+    torch.manual_seed(0)
+    model = Spinn(4, 3, tracking_dim=2)
+    rng = random.Random(6)
+    inputs, mask, transitions = make_batch([6, 3], 4, rng, "cpu")
+    inputs.requires_grad_()
+    out = model(inputs, mask, transitions)
+    out.sentence.sum().backward(retain_graph=True)
+    first = inputs.grad.clone()
+    inputs.grad = None
+    out.sentence.sum().backward()
+    torch.testing.assert_close(inputs.grad, first)

@@ -1,0 +1,128 @@
+import random
+
+import pytest
+
+from spinn_allennlp.core import transitions as tr
+from spinn_allennlp.core.transitions import PAD, REDUCE, SHIFT
+
+S, R = SHIFT, REDUCE
+
+
+def test_paper_example():
+    tokens, transitions = tr.parse_to_transitions("( ( the cat ) ( sat down ) )")
+    assert tokens == ["the", "cat", "sat", "down"]
+    assert transitions == [S, S, R, S, S, R, R]
+
+
+def test_real_snli_parse_round_trip():
+    parse = ("( ( Two women ) ( ( are ( embracing ( while ( holding ( to ( go packages ) ) ) ) )"
+             " ) . ) )")
+    tokens, transitions = tr.parse_to_transitions(parse)
+    assert tokens == "Two women are embracing while holding to go packages .".split()
+    assert len(transitions) == 2 * len(tokens) - 1
+    assert tr.transitions_to_string(tokens, transitions) == parse
+
+
+@pytest.mark.parametrize("parse", ["word", "( word )", "( ( word ) )"])
+def test_one_word(parse):
+    assert tr.parse_to_transitions(parse) == (["word"], [S])
+
+
+def test_two_words():
+    assert tr.parse_to_transitions("( a b )") == (["a", "b"], [S, S, R])
+
+
+@pytest.mark.parametrize("parse,message", [
+    ("( ( a b )", "unclosed"),
+    ("( a b ) )", "unmatched"),
+    ("( a b c )", "3 children"),
+    ("( )", "empty brackets"),
+    ("", "empty parse"),
+    ("   ", "empty parse"),
+])
+def test_malformed(parse, message):
+    with pytest.raises(tr.MalformedParseError, match=message):
+        tr.parse_to_transitions(parse)
+
+
+@pytest.mark.parametrize("transitions,num_tokens,message", [
+    ([S, R], 1, "REDUCE at step 1"),
+    ([S, S], 2, "2 items left"),
+    ([S, S, R], 3, "2 SHIFTs for 3 tokens"),
+    ([S, S, S, R, R], 2, "empty buffer"),
+    ([S, 7], None, "unknown transition"),
+    ([], 0, "0 items left"),
+])
+def test_invalid_transitions(transitions, num_tokens, message):
+    assert not tr.is_valid(transitions, num_tokens)
+    with pytest.raises(tr.InvalidTransitionsError, match=message):
+        tr.check_transitions(transitions, num_tokens)
+
+
+def random_tree(words, rng):
+    if len(words) == 1:
+        return words[0]
+    split = rng.randint(1, len(words) - 1)
+    return (random_tree(words[:split], rng), random_tree(words[split:], rng))
+
+
+def test_round_trips_on_random_trees():
+    rng = random.Random(0)
+    for _ in range(200):
+        words = [f"w{i}" for i in range(rng.randint(1, 60))]
+        tree = random_tree(words, rng)
+        tokens, transitions = tr.tree_to_transitions(tree)
+        assert tokens == words
+        assert len(transitions) == 2 * len(words) - 1
+        assert tr.transitions_to_tree(tokens, transitions) == tree
+        assert tr.parse_to_transitions(tr.tree_to_string(tree)) == (tokens, transitions)
+
+
+def test_deep_tree_has_no_recursion_limit():
+    words = [str(i) for i in range(3000)]
+    parse = "( " * 2999 + words[0] + " " + " ) ".join(words[1:]) + " )"
+    tokens, transitions = tr.parse_to_transitions(parse)
+    assert tokens == words and tr.is_valid(transitions, 3000)
+
+
+@pytest.mark.parametrize("n", range(1, 30))
+def test_default_trees_are_valid(n):
+    for make in (tr.balanced_transitions, tr.left_branching_transitions,
+                 tr.right_branching_transitions):
+        assert tr.is_valid(make(n), n)
+
+
+def test_balanced_shape():
+    assert tr.transitions_to_string(list("abcde"), tr.balanced_transitions(5)) == \
+        "( ( ( a b ) c ) ( d e ) )"
+
+
+def test_crop_keeps_a_tree_over_the_last_words():
+    tokens, transitions = tr.parse_to_transitions("( ( the cat ) ( sat ( down here ) ) )")
+    cropped_tokens, cropped = tr.crop_pad_left(tokens, transitions, 3, "<pad>")
+    assert cropped_tokens == ["sat", "down", "here"]
+    assert tr.transitions_to_string(cropped_tokens, cropped) == "( sat ( down here ) )"
+    cropped_tokens, cropped = tr.crop_pad_left(tokens, transitions, 4, "<pad>")
+    assert tr.transitions_to_string(cropped_tokens, cropped) == "( cat ( sat ( down here ) ) )"
+
+
+def test_pad_left_with_shifts():
+    tokens, transitions = tr.parse_to_transitions("( the cat )")
+    padded_tokens, padded = tr.crop_pad_left(tokens, transitions, 4, "<pad>")
+    assert padded_tokens == ["<pad>", "<pad>", "the", "cat"]
+    assert padded == [S, S, S, S, R, PAD, PAD]
+    assert len(padded) == 2 * 4 - 1
+
+
+def test_crop_pad_fixed_shape_on_random_trees():
+    rng = random.Random(1)
+    for _ in range(100):
+        words = [f"w{i}" for i in range(rng.randint(1, 40))]
+        tokens, transitions = tr.tree_to_transitions(random_tree(words, rng))
+        out_tokens, out_transitions = tr.crop_pad_left(tokens, transitions, 25, "<pad>")
+        assert len(out_tokens) == 25 and len(out_transitions) == 49
+        real = [t for t in out_transitions if t != PAD]
+        kept = min(len(words), 25)
+        assert out_tokens[-kept:] == words[-kept:]
+        # The sentence part (after the padding SHIFTs) is one valid tree over the kept words.
+        assert tr.is_valid(real[25 - kept:], kept)
