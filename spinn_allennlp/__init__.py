@@ -5,3 +5,7 @@ something with AllenNLP is imported here. The pure-PyTorch core (``spinn_allennl
 not import AllenNLP.
 """
 from spinn_allennlp.modules.spinn_encoder import SpinnEncoder
+from spinn_allennlp.nli.dataset_reader import SnliTransitionsReader
+from spinn_allennlp.nli.model import SpinnNliClassifier
+from spinn_allennlp.nli.predictor import SpinnNliPredictor
+from spinn_allennlp.training.learning_rate_schedulers import StepDecayPerBatch

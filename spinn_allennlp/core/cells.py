@@ -17,7 +17,8 @@ class BufferProjection(nn.Module):
     def __init__(self, input_dim: int, node_dim: int, dropout: float = 0.0,
                  batch_norm: bool = False) -> None:
         super().__init__()
-        self.linear = nn.Linear(input_dim, node_dim)
+        # Batch norm's shift makes a bias before it redundant.
+        self.linear = nn.Linear(input_dim, node_dim, bias=not batch_norm)
         self.batch_norm = nn.BatchNorm1d(node_dim) if batch_norm else None
         self.dropout = nn.Dropout(dropout)
 

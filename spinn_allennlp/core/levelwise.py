@@ -1,0 +1,139 @@
+"""Level-wise batching of SPINN-PI-NT (given transitions, no tracking: a plain TreeLSTM).
+
+Without a tracking LSTM a node depends on nothing but its two children, so every node of the
+same height, across the whole batch, can be composed in one call, as in DGL's Tree-LSTM: the
+loop runs (max tree height) times instead of T = 2N - 1 (a balanced 64-word tree: 6 calls
+instead of 127). The result is :meth:`Spinn.forward`'s with ``mode="given"``, up to float
+rounding, with the same parameters and layers (``model.projection``, ``model.compose``).
+
+Memory layout: one write-once tape (see ``tape.py``) for the whole batch of B sentences of up
+to N words, so what autograd keeps stays O(rows x node_dim), however many levels there are:
+
+* row 0 is a zero node (PAD steps, empty sentences);
+* rows 1..B*N are the projected words, word i of sentence b at row 1 + b*N + i;
+* then one row per REDUCE of the batch, in (sentence, step) order.
+"""
+from dataclasses import dataclass
+from typing import List, Optional, Tuple
+
+import torch
+
+from spinn_allennlp.core.spinn import (GIVEN, Spinn, SpinnOutput, _fit_width,
+                                       check_given_transitions, default_transitions)
+from spinn_allennlp.core.tape import WriteOnceTape
+from spinn_allennlp.core.transitions import REDUCE, SHIFT
+
+
+@dataclass
+class LevelPlan:
+    # (B, T): the tape row of the node pushed at each step (0 at PAD steps).
+    node_rows: torch.Tensor
+    # One (rows, left child rows, right child rows) triple per height 1, 2, ...
+    levels: List[Tuple[torch.Tensor, torch.Tensor, torch.Tensor]]
+    num_rows: int
+
+
+def plan_levels(transitions: torch.Tensor, max_tokens: int) -> LevelPlan:
+    """Tape rows of every step's node and, per height, the REDUCE rows and their children.
+
+    ``transitions``: (B, T) valid given transitions (see ``check_given_transitions``; left-padded
+    forests included), PAD after each row's end. Vectorised over the batch: a few (B, T) tensor
+    ops, plus one pass of a few such ops per level to find the heights. No autograd.
+    """
+    batch_size, num_steps = transitions.shape
+    device = transitions.device
+    is_shift, is_reduce = transitions == SHIFT, transitions == REDUCE
+
+    # The node each step pushes: the k-th SHIFT pushes word k; each REDUCE gets a fresh row.
+    word = is_shift.long().cumsum(dim=1) - 1
+    leaf_row = 1 + torch.arange(batch_size, device=device).unsqueeze(1) * max_tokens + word
+    first_reduce_row = 1 + batch_size * max_tokens
+    reduce_row = first_reduce_row + is_reduce.flatten().long().cumsum(dim=0).view_as(word) - 1
+    node_rows = torch.where(is_shift, leaf_row, torch.where(is_reduce, reduce_row, 0))
+
+    # Children of each REDUCE, as flat step indices b*T + t. In post-order the right child is
+    # the previous step's node. The left child is the latest earlier node that left the stack
+    # as deep as the REDUCE leaves it (the slot the result overwrites), so sorting each row's
+    # steps by (depth after the step, step) puts the left child just before its parent.
+    flat = torch.arange(batch_size * num_steps, device=device).view(batch_size, num_steps)
+    depth = (is_shift.long() - is_reduce.long()).cumsum(dim=1)
+    order = (depth * num_steps + torch.arange(num_steps, device=device)).argsort(dim=1)
+    predecessor = flat.gather(1, order).roll(1, dims=1)
+    left_of = torch.empty_like(flat).scatter_(1, order, predecessor).flatten()
+    reduces = is_reduce.flatten().nonzero().squeeze(1)  # in (sentence, step) = tape row order
+    left, right = left_of.index_select(0, reduces), reduces - 1
+
+    # Heights: leaves 0, a node 1 + max(children). Each pass settles the next level; -1 marks
+    # a height not known yet (and PAD steps, which are never read).
+    height = torch.where(is_shift.flatten(), 0, -1)
+    while True:
+        h_left, h_right = height.index_select(0, left), height.index_select(0, right)
+        known = torch.minimum(h_left, h_right) >= 0
+        settled = height.index_copy(0, reduces, torch.where(
+            known, 1 + torch.maximum(h_left, h_right), -1))
+        if torch.equal(settled, height):
+            break
+        height = settled
+
+    # Group the REDUCEs by height: one sort and one host sync for the level sizes.
+    reduce_heights = height.index_select(0, reduces)
+    by_height = reduce_heights.argsort(stable=True)
+    sizes = torch.bincount(reduce_heights, minlength=1)[1:].tolist()
+    flat_rows = node_rows.flatten()
+    rows = first_reduce_row + by_height
+    lefts = flat_rows.index_select(0, left.index_select(0, by_height))
+    rights = flat_rows.index_select(0, right.index_select(0, by_height))
+    levels = list(zip(rows.split(sizes), lefts.split(sizes), rights.split(sizes)))
+    return LevelPlan(node_rows, levels, first_reduce_row + int(reduces.numel()))
+
+
+def levelwise_forward(
+    model: Spinn,
+    inputs: torch.Tensor,
+    mask: torch.Tensor,
+    transitions: Optional[torch.Tensor] = None,
+    return_nodes: bool = False,
+) -> SpinnOutput:
+    """``model(inputs, mask, transitions, mode="given", return_nodes=...)`` for a model without
+    tracking, composed level by level. No transitions: the balanced tree, as there."""
+    if model.tracker is not None:
+        raise ValueError("level-wise batching needs a model without tracking (SPINN-PI-NT): "
+                         "the tracking LSTM makes every node depend on all earlier steps")
+    device = inputs.device
+    batch_size, max_tokens = mask.shape
+    mask = mask.bool()
+    lengths = mask.sum(dim=1)
+    if transitions is None:
+        transitions = default_transitions(lengths)
+    num_steps = check_given_transitions(transitions, lengths).to(device)
+    total_steps = int(num_steps.max()) if batch_size else 0
+    transitions = _fit_width(transitions.long(), total_steps).to(device)
+    if batch_size == 0:
+        return SpinnOutput(inputs.new_zeros(0, model.hidden_dim),
+                           transitions=torch.zeros(0, 0, dtype=torch.long, device=device))
+
+    plan = plan_levels(transitions, max_tokens)
+    tape = WriteOnceTape(plan.num_rows, model.node_dim, like=inputs)
+    # The whole (B, N) batch goes through the projection, as in Spinn.forward, so batch norm
+    # and dropout see (and draw) exactly the same.
+    leaves = model.projection(inputs, mask).reshape(-1, model.node_dim)
+    tape.write(torch.arange(1, 1 + leaves.size(0), device=device), leaves)
+    for rows, left, right in plan.levels:
+        # One read of both children and one composition for every node of this height.
+        left_nodes, right_nodes = tape.read(torch.cat([left, right])).split(rows.numel())
+        tape.write(rows, model.compose(left_nodes, right_nodes))
+
+    # The stack top after the last step is the node that step pushed (0 if there was none).
+    if total_steps:
+        last = plan.node_rows.gather(1, (num_steps - 1).clamp(min=0).unsqueeze(1)).squeeze(1)
+        top = torch.where(num_steps > 0, last, 0)
+    else:
+        top = torch.zeros(batch_size, dtype=torch.long, device=device)
+    hidden = model.compose.hidden
+    output = SpinnOutput(sentence=hidden(tape.read(top)), transitions=transitions.clone(),
+                         mode=GIVEN)
+    if return_nodes:
+        nodes = tape.read(plan.node_rows.flatten())
+        output.node_states = nodes.view(batch_size, total_steps, model.node_dim)
+        output.node_hidden = hidden(output.node_states)
+    return output

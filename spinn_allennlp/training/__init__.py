@@ -1,0 +1,1 @@
+from spinn_allennlp.training.learning_rate_schedulers import StepDecayPerBatch

@@ -1,0 +1,58 @@
+// Shared pieces of the SNLI configs (Bowman et al. 2016, §4.1 and Table 2).
+//
+// Data paths: "${VAR:-default}" strings are expanded by the snli_transitions reader, so
+//   SNLI_TRAIN=... SNLI_DEV=... allennlp train ...
+// points a run at other files; the defaults are the copies bundled in data/snli (relative to
+// the directory allennlp is run from: the repository root).
+//
+// Embeddings: 300-d, learned from scratch by default (no GloVe is bundled). To use frozen
+// pretrained vectors as the paper does:
+//   --overrides '{"model.text_field_embedder.token_embedders.tokens.pretrained_file": "glove.840B.300d.txt.gz",
+//                 "model.text_field_embedder.token_embedders.tokens.trainable": false}'
+{
+  embedding_dim: 300,
+  hidden_dim: 300,
+
+  dataset_reader: { type: "snli_transitions" },
+  train_data_path: "${SNLI_TRAIN:-data/snli/snli_1.0_train_0.01.jsonl.gz}",
+  validation_data_path: "${SNLI_DEV:-data/snli/snli_1.0_dev.jsonl.gz}",
+  test_data_path: "${SNLI_TEST:-data/snli/snli_1.0_test.jsonl.gz}",
+  evaluate_on_test: false,
+  // The vocabulary comes from the training data only: dev and test words stay unknown.
+  datasets_for_vocab_creation: ["train"],
+
+  text_field_embedder: {
+    token_embedders: {
+      tokens: { type: "embedding", embedding_dim: $.embedding_dim, trainable: true },
+    },
+  },
+
+  // He initialisation (§4.1) for the encoder's weight matrices; the model itself gives its MLP
+  // He initialisation and its softmax layer U[-0.005, 0.005].
+  initializer: {
+    regexes: [["_encoder.*weight.*", { type: "kaiming_normal" }]],
+    prevent_regexes: [".*batch_norm.*"],
+  },
+
+  // Length bucketing instead of the paper's crop/pad to 25 words.
+  // drop_last: a last batch of one pair would break batch normalisation in training.
+  data_loader: {
+    batch_sampler: {
+      type: "bucket", batch_size: 32, sorting_keys: ["premise", "hypothesis"], drop_last: true,
+    },
+  },
+  validation_data_loader: {
+    batch_sampler: { type: "bucket", batch_size: 128, sorting_keys: ["premise", "hypothesis"] },
+  },
+
+  trainer(lr):: {
+    optimizer: { type: "rmsprop", lr: lr },
+    learning_rate_scheduler: { type: "step_decay_per_batch", decay_steps: 10000, gamma: 0.75 },
+    num_epochs: 30,
+    patience: 8,
+    validation_metric: "+accuracy",
+    grad_norm: 5.0,
+    cuda_device: -1,
+  },
+  regularizer(l2):: { regexes: [[".*", { type: "l2", alpha: l2 }]] },
+}
