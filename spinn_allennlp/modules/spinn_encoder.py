@@ -19,7 +19,8 @@ class SpinnEncoder(Seq2VecEncoder):
 
     Paper variants (Bowman et al. 2016, Table 3): ``tracking_dim=0`` is SPINN-PI-NT (a plain
     TreeLSTM); ``tracking_dim>0`` is SPINN-PI; adding ``predict_transitions=true`` gives the
-    full SPINN. ``self_transition_prob`` > 0 makes training follow the model's own predicted
+    full SPINN. ``levelwise`` (default true) composes SPINN-PI-NT with given transitions one
+    tree level at a time, batch-wide, instead of step by step. ``self_transition_prob`` > 0 makes training follow the model's own predicted
     transition at each step with that probability (NSHRDLU Model 2).
 
     ``forward`` returns the sentence vector; ``encode`` returns the full
@@ -38,6 +39,7 @@ class SpinnEncoder(Seq2VecEncoder):
         composition: str = "treelstm",
         projection_dropout: float = 0.0,
         projection_batch_norm: bool = False,
+        levelwise: bool = True,
     ) -> None:
         super().__init__()
         if not 0.0 <= self_transition_prob <= 1.0:
@@ -52,6 +54,7 @@ class SpinnEncoder(Seq2VecEncoder):
             composition=composition,
             projection_dropout=projection_dropout,
             projection_batch_norm=projection_batch_norm,
+            levelwise=levelwise,
         )
         self.parse_at_test_time = parse_at_test_time
         self.self_transition_prob = self_transition_prob

@@ -7,7 +7,8 @@ from allennlp.data import TextFieldTensors, Vocabulary
 from allennlp.models import Model
 from allennlp.modules import Seq2VecEncoder, TextFieldEmbedder
 from allennlp.nn import InitializerApplicator, util
-from allennlp.training.metrics import Average, CategoricalAccuracy
+from allennlp.nn.util import dist_reduce_sum
+from allennlp.training.metrics import CategoricalAccuracy, Metric
 from torch import nn
 
 from spinn_allennlp.core.spinn import GIVEN, SpinnOutput
@@ -73,9 +74,9 @@ class SpinnNliClassifier(Model):
         nn.init.uniform_(self._output_layer.bias, -0.005, 0.005)
 
         self._accuracy = CategoricalAccuracy()
-        self._transition_accuracy = Average()
-        self._tree_accuracy = Average()
-        self._valid_tree_rate = Average()
+        self._transition_accuracy = Share()  # of the gold transitions
+        self._tree_accuracy = Share()  # of sentences whose whole tree is the gold tree
+        self._valid_tree_rate = Share()  # of sentences whose transitions build a valid tree
         if initializer is not None:
             initializer(self)
 
@@ -140,11 +141,13 @@ class SpinnNliClassifier(Model):
         predicted = (out.transitions[:, : gold.size(1)] if out.mode != GIVEN
                      else out.transition_logits.argmax(dim=-1))
         correct = (predicted == gold) & valid
-        self._transition_accuracy(float(correct.sum()) / max(int(valid.sum()), 1))
+        self._transition_accuracy(int(correct.sum()), int(valid.sum()))
+        same_tree = (correct == valid).all(dim=1)
+        self._tree_accuracy(int(same_tree.sum()), same_tree.numel())
         num_words = (gold == SHIFT).sum(dim=1).tolist()
-        for row_correct, row_valid, row_predicted, n in zip(correct, valid, predicted, num_words):
-            self._tree_accuracy(float(bool((row_correct == row_valid).all())))
-            self._valid_tree_rate(float(is_valid(row_predicted[row_valid].tolist(), n)))
+        valid_trees = sum(is_valid(row[row_valid].tolist(), n)
+                          for row, row_valid, n in zip(predicted, valid, num_words))
+        self._valid_tree_rate(valid_trees, len(num_words))
 
     def make_output_human_readable(self, output_dict: Dict[str, Any]) -> Dict[str, Any]:
         labels = self.vocab.get_index_to_token_vocabulary(self._label_namespace)
@@ -184,3 +187,29 @@ def _source(out: SpinnOutput, gold: Optional[torch.Tensor]) -> str:
     if out.mode != GIVEN:
         return out.mode  # "predicted" by its own parser, or "mixed"
     return "gold" if gold is not None else "balanced default tree"
+
+
+class Share(Metric):
+    """Hits over trials, summed over batches (and over workers in distributed training).
+
+    One call per batch: AllenNLP's ``Average`` all-reduces on every call, so calling it per
+    sentence made workers with different batch sizes issue different collectives (a gloo
+    "collective mismatch" crash in 2-worker training)."""
+
+    def __init__(self) -> None:
+        self._hits = 0
+        self._trials = 0
+
+    def __call__(self, hits: int, trials: int) -> None:  # type: ignore[override]
+        self._hits += dist_reduce_sum(hits)
+        self._trials += dist_reduce_sum(trials)
+
+    def get_metric(self, reset: bool = False) -> float:
+        value = self._hits / self._trials if self._trials else 0.0
+        if reset:
+            self.reset()
+        return float(value)
+
+    def reset(self) -> None:
+        self._hits = 0
+        self._trials = 0

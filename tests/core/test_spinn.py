@@ -15,7 +15,8 @@ from spinn_allennlp.core.tape import WriteOnceTape
 from tests.core.test_transitions import random_tree
 
 VARIANTS = {
-    "pi_nt": dict(tracking_dim=0),
+    "pi_nt": dict(tracking_dim=0),  # composed level by level
+    "pi_nt_sequential": dict(tracking_dim=0, levelwise=False),  # the thin-stack loop
     "pi": dict(tracking_dim=5),
     "spinn": dict(tracking_dim=5, predict_transitions=True),
     "treernn_spinn": dict(tracking_dim=5, predict_transitions=True, composition="treernn"),
@@ -77,10 +78,11 @@ def grads_of(model):
     return [torch.zeros_like(p) if p.grad is None else p.grad.clone() for p in model.parameters()]
 
 
-def test_pi_nt_equals_recursive_tree_lstm_outputs_and_gradients():
+@pytest.mark.parametrize("levelwise", [False, True])
+def test_pi_nt_equals_recursive_tree_lstm_outputs_and_gradients(levelwise):
     rng = random.Random(0)
     torch.manual_seed(0)
-    model = Spinn(input_dim=7, hidden_dim=6).double()
+    model = Spinn(input_dim=7, hidden_dim=6, levelwise=levelwise).double()
     for trial in range(100):
         n = rng.randint(1, 40)
         tree = random_tree([str(i) for i in range(n)], rng)
@@ -336,3 +338,34 @@ def test_tape_gradient_survives_retained_second_backward():
     inputs.grad = None
     out.sentence.sum().backward()
     torch.testing.assert_close(inputs.grad, first)
+
+
+def test_nothing_outlives_a_training_step(monkeypatch):
+    """The tape, its table and the autograd graph are freed by reference counting alone once
+    the step's outputs are gone (a reference cycle here once leaked every batch's graph)."""
+    import gc
+    import weakref
+
+    tapes = []
+
+    class RecordingTape(WriteOnceTape):
+        def __init__(self, *args, **kwargs):
+            super().__init__(*args, **kwargs)
+            tapes.append(weakref.ref(self))
+            tables.append(weakref.ref(self._table))
+
+    tables = []
+    monkeypatch.setattr(spinn_module, "WriteOnceTape", RecordingTape)
+    model = Spinn(4, 3, tracking_dim=2, predict_transitions=True)
+    rng = random.Random(7)
+    inputs, mask, transitions = make_batch([6, 3, 9], 4, rng, "cpu")
+    gc.disable()
+    try:
+        for mode in (GIVEN, PREDICTED):
+            out = model(inputs, mask, transitions if mode == GIVEN else None, mode=mode,
+                        return_nodes=True)
+            (out.sentence.sum() + out.node_hidden.sum()).backward()
+            del out
+        assert tapes and all(ref() is None for ref in tapes + tables)
+    finally:
+        gc.enable()

@@ -1,0 +1,395 @@
+"""Shared pieces of the benchmark scripts: random data, the models under test, the recursive
+TreeLSTM baseline, interleaved timing, memory measurement and result output.
+
+Run the scripts from the repository root (``python benchmarks/encoding_speed.py``); they put
+this folder on ``sys.path`` themselves.
+"""
+import json
+import platform
+import random
+import statistics
+import time
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable, Dict, List, Optional, Sequence, Tuple, Union
+
+import torch
+from torch import nn
+from torch.nn.utils.rnn import pack_padded_sequence
+
+from spinn_allennlp.core.spinn import Spinn
+from spinn_allennlp.core.tape import WriteOnceTape
+from spinn_allennlp.core.transitions import PAD, REDUCE, SHIFT, tree_to_transitions
+
+from spinn_allennlp.core.levelwise import levelwise_forward
+
+Tree = Union[str, Tuple["Tree", "Tree"]]
+
+# Tracking sizes of the paper's 300D models (Table 1 / appendix): SPINN-PI 61, full SPINN 79.
+PI_TRACKING_DIM = 61
+SPINN_TRACKING_DIM = 79
+
+# Row names, shared by every table, JSON file and plot.
+LSTM = "nn.LSTM"
+PI_NT = "SPINN-PI-NT thin-stack loop"
+PI_NT_LEVELWISE = "SPINN-PI-NT level-wise (default)"
+PI = "SPINN-PI"
+SPINN_FULL = "SPINN (own parser)"
+RECURSIVE = "recursive TreeLSTM (CPU, batch 1)"
+NAIVE_STACK = "naive stack-copy SPINN-PI-NT"
+
+
+# --- data ---------------------------------------------------------------------------------
+
+
+def random_tree(words: Sequence[str], rng: random.Random) -> Tree:
+    """A binary tree over ``words`` with uniformly random split points."""
+    if len(words) == 1:
+        return words[0]
+    split = rng.randint(1, len(words) - 1)
+    return (random_tree(words[:split], rng), random_tree(words[split:], rng))
+
+
+@dataclass
+class Batch:
+    inputs: torch.Tensor       # (B, N, D) word vectors, zeros after each sentence
+    mask: torch.Tensor         # (B, N) bool, True on real words
+    transitions: torch.Tensor  # (B, 2N - 1) SHIFT/REDUCE, PAD after each sentence's end
+    lengths: torch.Tensor      # (B,) long
+    trees: List[Tree]          # leaves are str(word index), for the recursive baseline
+
+    def __len__(self) -> int:
+        return len(self.trees)
+
+    def to(self, device: Union[str, torch.device]) -> "Batch":
+        return Batch(self.inputs.to(device), self.mask.to(device),
+                     self.transitions.to(device), self.lengths.to(device), self.trees)
+
+    def head(self, count: int) -> "Batch":
+        """The first ``count`` sentences, re-padded to their own longest."""
+        width = int(self.lengths[:count].max())
+        return Batch(self.inputs[:count, :width], self.mask[:count, :width],
+                     self.transitions[:count, : 2 * width - 1], self.lengths[:count],
+                     self.trees[:count])
+
+
+def make_batch(lengths: Sequence[int], dim: int, seed: int) -> Batch:
+    """Random N(0, 1) word vectors and random binary trees for sentences of ``lengths``."""
+    rng = random.Random(seed)
+    generator = torch.Generator().manual_seed(seed)
+    width = max(lengths)
+    inputs = torch.randn(len(lengths), width, dim, generator=generator)
+    lengths_tensor = torch.tensor(list(lengths))
+    mask = torch.arange(width).unsqueeze(0) < lengths_tensor.unsqueeze(1)
+    inputs = inputs * mask.unsqueeze(-1)
+    trees, rows = [], []
+    for length in lengths:
+        tree = random_tree([str(i) for i in range(length)], rng)
+        _, transitions = tree_to_transitions(tree)
+        trees.append(tree)
+        rows.append(transitions + [PAD] * (2 * width - 1 - len(transitions)))
+    return Batch(inputs, mask, torch.tensor(rows), lengths_tensor, trees)
+
+
+def random_lengths(count: int, max_len: int, seed: int) -> List[int]:
+    """Lengths uniform on the integers [max(1, max_len // 3), max_len]."""
+    rng = random.Random(seed)
+    return [rng.randint(max(1, max_len // 3), max_len) for _ in range(count)]
+
+
+# --- models -------------------------------------------------------------------------------
+
+
+class LstmEncoder(nn.Module):
+    """A one-layer ``nn.LSTM`` sentence encoder: the final hidden state of each sentence.
+
+    ``packed=True`` runs ``pack_padded_sequence`` (each sentence stops at its own length, as
+    AllenNLP's seq2vec wrappers do); ``packed=False`` runs all N steps on the padded batch
+    and takes the last step's state (faster, but wrong for sentences shorter than N).
+    """
+
+    def __init__(self, input_dim: int, hidden_dim: int, packed: bool = True) -> None:
+        super().__init__()
+        self.lstm = nn.LSTM(input_dim, hidden_dim, batch_first=True)
+        self.packed = packed
+
+    def forward(self, inputs: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+        if self.packed:
+            lengths = mask.sum(dim=1).cpu()
+            inputs = pack_padded_sequence(inputs, lengths, batch_first=True, enforce_sorted=False)
+        _, (h_n, _) = self.lstm(inputs)
+        return h_n[-1]
+
+
+def build_spinn_models(dim: int, seed: int) -> Dict[str, Spinn]:
+    """The three SPINN variants of the paper at width ``dim`` (word vectors also ``dim``)."""
+    torch.manual_seed(seed)
+    return {
+        # The step-by-step thin stack; Spinn's default for PI-NT is level-wise, timed with
+        # levelwise_forward on this same model.
+        PI_NT: Spinn(dim, dim, levelwise=False),
+        PI: Spinn(dim, dim, tracking_dim=PI_TRACKING_DIM),
+        SPINN_FULL: Spinn(dim, dim, tracking_dim=SPINN_TRACKING_DIM, predict_transitions=True),
+    }
+
+
+def recursive_tree_lstm(model: Spinn, words: torch.Tensor, tree: Tree) -> torch.Tensor:
+    """The conventional TreeRNN baseline: one sentence, one node at a time, eq. 1-4 written
+    out with ``model``'s own parameters (as ``tests/core/test_spinn.py`` does). Returns h of the
+    root. ``words``: (n, D) vectors of the sentence's words."""
+    W_wd, b_wd = model.projection.linear.weight, model.projection.linear.bias
+    W, b = model.compose.linear.weight, model.compose.linear.bias
+    D = model.hidden_dim
+
+    def node(subtree: Tree) -> Tuple[torch.Tensor, torch.Tensor]:
+        if isinstance(subtree, str):
+            hc = W_wd @ words[int(subtree)] + b_wd
+            return hc[:D], hc[D:]
+        (h_l, c_l), (h_r, c_r) = node(subtree[0]), node(subtree[1])
+        z = W @ torch.cat([h_l, h_r]) + b
+        i, f_l, f_r, o, g = z.split(D)
+        c = (torch.sigmoid(f_l) * c_l + torch.sigmoid(f_r) * c_r
+             + torch.sigmoid(i) * torch.tanh(g))
+        return torch.sigmoid(o) * torch.tanh(c), c
+
+    return node(tree)[0]
+
+
+def recursive_encode(model: Spinn, batch: Batch) -> torch.Tensor:
+    """(B, D): the recursive baseline over a batch, one sentence after another."""
+    return torch.stack([recursive_tree_lstm(model, batch.inputs[b], tree)
+                        for b, tree in enumerate(batch.trees)])
+
+
+def check_pi_nt_implementations(model: Spinn, batch: Batch,
+                                naive: Optional["NaiveStackSpinn"] = None,
+                                atol: float = 1e-4) -> Dict[str, Optional[float]]:
+    """Max |difference| of the sentence vectors of the other SPINN-PI-NT implementations
+    (recursive, level-wise, naive stack) from ``model``'s, None where one is absent. Raises if
+    one exceeds ``atol``: a speed or memory comparison must compare one function."""
+    with torch.no_grad():
+        reference = model(batch.inputs, batch.mask, batch.transitions).sentence
+        others = {"recursive": recursive_encode(model, batch),
+                  "levelwise": levelwise_forward(model, batch.inputs, batch.mask,
+                                                 batch.transitions).sentence}
+        if naive is not None:
+            others["naive_stack"] = naive(batch.inputs, batch.mask, batch.transitions)
+    differences: Dict[str, Optional[float]] = {"levelwise": None, "naive_stack": None}
+    differences.update({name: float((value - reference).abs().max())
+                        for name, value in others.items()})
+    wrong = {name: d for name, d in differences.items() if d is not None and d > atol}
+    if wrong:
+        raise AssertionError(f"SPINN-PI-NT implementations disagree (max |diff|): {wrong}")
+    return differences
+
+
+class NaiveStackSpinn(nn.Module):
+    """SPINN-PI-NT with a dense stack copied every step: the memory contrast.
+
+    The stack is a (B, N, 2D) tensor. Each step reads the top two items with ``gather`` and
+    writes the pushed item with an out-of-place ``torch.where``, so the graph holds a new full
+    stack per step: ``gather`` saves its input for backward, which makes what autograd keeps
+    O(T * N) = O(N^2) per sentence, against the thin stack's O(N). Same parameters and
+    function as ``Spinn(dim, dim)`` (shares its layers).
+    """
+
+    def __init__(self, model: Spinn) -> None:
+        super().__init__()
+        if model.tracker is not None:
+            raise ValueError("the naive stack contrast is SPINN-PI-NT only")
+        self.model = model
+
+    def forward(self, inputs: torch.Tensor, mask: torch.Tensor,
+                transitions: torch.Tensor) -> torch.Tensor:
+        model = self.model
+        batch_size, width = mask.shape
+        node_dim = model.node_dim
+        buffer = model.projection(inputs, mask)                       # (B, N, 2D)
+        stack = inputs.new_zeros(batch_size, width + 1, node_dim)     # slot 0: always empty
+        depth = torch.zeros(batch_size, dtype=torch.long, device=inputs.device)
+        position = torch.zeros_like(depth)
+        slots = torch.arange(width + 1, device=inputs.device)
+
+        def item(tensor: torch.Tensor, index: torch.Tensor) -> torch.Tensor:
+            index = index.clamp(min=0).view(-1, 1, 1).expand(-1, 1, node_dim)
+            return tensor.gather(1, index).squeeze(1)
+
+        for t in range(transitions.size(1)):
+            action = transitions[:, t]
+            is_shift, is_reduce = action == SHIFT, action == REDUCE
+            # Stack slots 1..depth hold the items; slot 0 reads as the zero node.
+            composed = model.compose(item(stack, depth - 1), item(stack, depth))
+            shifted = item(buffer, position.clamp(max=width - 1))
+            pushed = torch.where(is_shift.unsqueeze(1), shifted, composed)
+            target = torch.where(is_shift, depth + 1, depth - 1)
+            moves = (is_shift | is_reduce).unsqueeze(1)
+            write = (slots.unsqueeze(0) == target.unsqueeze(1)) & moves
+            stack = torch.where(write.unsqueeze(-1), pushed.unsqueeze(1), stack)
+            depth = depth + is_shift.long() - is_reduce.long()
+            position = position + is_shift.long()
+        return model.compose.hidden(item(stack, depth))
+
+
+# --- timing -------------------------------------------------------------------------------
+
+
+def synchronize(device: Union[str, torch.device]) -> None:
+    if torch.device(device).type == "cuda":
+        torch.cuda.synchronize()
+
+
+def time_interleaved(functions: Dict[str, Callable[[], object]], device: str,
+                     warmup: int, repeats: int) -> Dict[str, List[float]]:
+    """Wall-clock seconds of ``repeats`` calls of each function.
+
+    The functions take turns (round robin), so slow phases of a noisy machine hit every
+    function alike and the ratios between them stay meaningful. Each turn makes ``warmup``
+    untimed calls before the timed one: switching between workloads of different shapes
+    leaves the allocator (on CPU, malloc's free lists and page faults) in the other
+    workload's state, which can double the next call's time. On CUDA each timed call is
+    synchronised before and after.
+    """
+    times: Dict[str, List[float]] = {name: [] for name in functions}
+    for _ in range(repeats):
+        for name, function in functions.items():
+            for _ in range(warmup):
+                function()
+            synchronize(device)
+            start = time.perf_counter()
+            function()
+            synchronize(device)
+            times[name].append(time.perf_counter() - start)
+    return times
+
+
+def median(values: Sequence[float]) -> float:
+    return statistics.median(values)
+
+
+# --- memory -------------------------------------------------------------------------------
+
+
+@contextmanager
+def recording_tapes():
+    """Collects every WriteOnceTape created inside the block (the thin stack's memory, which
+    autograd's saved tensors do not include)."""
+    tapes: List[WriteOnceTape] = []
+    original_init = WriteOnceTape.__init__
+
+    def init(self, *args, **kwargs):
+        original_init(self, *args, **kwargs)
+        tapes.append(self)
+
+    WriteOnceTape.__init__ = init
+    try:
+        yield tapes
+    finally:
+        WriteOnceTape.__init__ = original_init
+
+
+def training_memory_bytes(step: Callable[[], torch.Tensor], device: str) -> int:
+    """Activation memory of one training step: ``step()`` returns the loss, then backward.
+
+    CUDA: peak ``torch.cuda.max_memory_allocated`` during forward + backward, less what was
+    allocated before (parameters, inputs). CPU (no allocator statistics): bytes of the
+    tensors autograd saves for backward, each storage counted once (views share one), plus the
+    thin-stack tapes (data and gradient tables), i.e. what the graph holds at its peak, the
+    end of the forward pass.
+    """
+    if torch.device(device).type == "cuda":
+        torch.cuda.synchronize()
+        torch.cuda.reset_peak_memory_stats()
+        before = torch.cuda.memory_allocated()
+        step().backward()
+        torch.cuda.synchronize()
+        return torch.cuda.max_memory_allocated() - before
+    storages: Dict[int, int] = {}
+
+    def pack(tensor: torch.Tensor) -> torch.Tensor:
+        storage = tensor.untyped_storage()
+        storages[storage.data_ptr()] = storage.nbytes()
+        return tensor
+
+    with recording_tapes() as tapes:
+        with torch.autograd.graph.saved_tensors_hooks(pack, lambda tensor: tensor):
+            loss = step()
+        loss.backward()
+    return sum(storages.values()) + sum(tape.nbytes for tape in tapes)
+
+
+# --- output -------------------------------------------------------------------------------
+
+
+def environment(device: str) -> Dict[str, object]:
+    info: Dict[str, object] = {
+        "torch": torch.__version__,
+        "python": platform.python_version(),
+        "device": device,
+        "torch_threads": torch.get_num_threads(),
+        "cpu": platform.processor() or platform.machine(),
+    }
+    if torch.device(device).type == "cuda":
+        info["gpu"] = torch.cuda.get_device_name()
+    return info
+
+
+def markdown_table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
+    lines = ["| " + " | ".join(header) + " |",
+             "|" + "|".join("---" if i == 0 else "---:" for i in range(len(header))) + "|"]
+    lines += ["| " + " | ".join(row) + " |" for row in rows]
+    return "\n".join(lines)
+
+
+def write_results(out_dir: Path, stem: str, markdown: str, data: Dict[str, object]) -> None:
+    out_dir.mkdir(parents=True, exist_ok=True)
+    (out_dir / f"{stem}.md").write_text(markdown + "\n")
+    (out_dir / f"{stem}.json").write_text(json.dumps(data, indent=2) + "\n")
+
+
+# One colour per model in every plot; dashed lines for the contrast baselines.
+STYLES = {
+    PI_NT: ("tab:blue", "-"), PI_NT_LEVELWISE: ("tab:orange", "-"), PI: ("tab:green", "-"),
+    SPINN_FULL: ("tab:red", "-"), LSTM: ("tab:purple", "-"), RECURSIVE: ("tab:brown", "--"),
+    NAIVE_STACK: ("tab:gray", "--"),
+}
+
+
+def loglog_plot(path: Path, series: Dict[str, Tuple[List[float], List[float]]], xlabel: str,
+                ylabel: str, title: str, labels: Optional[Dict[str, str]] = None) -> None:
+    """Writes a PNG with one log-log line per model: ``series[name] = (xs, ys)``."""
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    from matplotlib.ticker import NullFormatter, ScalarFormatter
+
+    fig, ax = plt.subplots(figsize=(6.4, 4.8))
+    ticks = set()
+    for name, (xs, ys) in series.items():
+        colour, line = STYLES.get(name, (None, "-"))
+        ax.loglog(xs, ys, line, color=colour, marker="o", label=(labels or {}).get(name, name))
+        ticks.update(xs)
+    ax.set_xticks(sorted(ticks))
+    ax.xaxis.set_major_formatter(ScalarFormatter())
+    ax.xaxis.set_minor_formatter(NullFormatter())
+    ax.set_xlabel(xlabel)
+    ax.set_ylabel(ylabel)
+    ax.set_title(title, fontsize=10)
+    ax.grid(True, which="both", alpha=0.3)
+    ax.legend(fontsize=8)
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+
+
+def parse_ints(text: str) -> List[int]:
+    return [int(part) for part in text.split(",") if part.strip()]
+
+
+def fmt(value: Optional[float], digits: int = 3) -> str:
+    """A number with ``digits`` significant figures, or an em dash."""
+    if value is None:
+        return "—"
+    if value >= 10 ** digits - 0.5:
+        return f"{value:,.0f}"
+    return f"{value:.{digits}g}"

@@ -1,0 +1,177 @@
+"""Inference encoding speed (sentences / second), after the SPINN paper's §3.7 and Figure 3.
+
+    python benchmarks/encoding_speed.py [--device cpu|cuda] [--batch-sizes 1,8,32,128,512]
+        [--hidden 300] [--max-len 30] [--repeats 5] [--out benchmarks/results]
+
+Every model encodes the same random sentences (N(0, 1) word vectors, lengths uniform in
+[max_len // 3, max_len], random binary trees) under ``torch.no_grad()`` in eval mode. A batch of
+size B is the first B sentences of one pool, padded to its own longest sentence. The recursive
+TreeLSTM runs on the CPU, one sentence and one node at a time, on the first
+min(B, --recursive-subset) sentences; its batch time is scaled up to B sentences.
+"""
+import argparse
+import copy
+import sys
+from pathlib import Path
+from typing import Callable, Dict
+
+import torch
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from common import (LSTM, PI, PI_NT, PI_NT_LEVELWISE, RECURSIVE, SPINN_FULL, Batch,  # noqa: E402
+                    LstmEncoder, build_spinn_models, check_pi_nt_implementations, environment, fmt,
+                    levelwise_forward, loglog_plot, make_batch, markdown_table, median, parse_ints,
+                    random_lengths, recursive_encode, time_interleaved, write_results)
+
+ROWS = [PI_NT, PI_NT_LEVELWISE, PI, SPINN_FULL, LSTM, RECURSIVE]
+LSTM_MODES = {"packed": "pack_padded_sequence, each sentence stops at its length",
+              "padded": "all N steps on the padded batch"}
+
+
+def parse_args() -> argparse.Namespace:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--device", default="cpu", choices=["cpu", "cuda"])
+    parser.add_argument("--batch-sizes", type=parse_ints, default=parse_ints("1,8,32,128,512"))
+    parser.add_argument("--hidden", type=int, default=300, help="D, also the word vector size")
+    parser.add_argument("--max-len", type=int, default=30)
+    parser.add_argument("--repeats", type=int, default=5, help="timed runs; the median is kept")
+    parser.add_argument("--warmup", type=int, default=1, help="untimed runs before each timed one")
+    parser.add_argument("--recursive-subset", type=int, default=64,
+                        help="sentences the recursive TreeLSTM is timed on, per batch size")
+    parser.add_argument("--lstm", default="packed", choices=["packed", "padded"],
+                        help="packed: pack_padded_sequence; padded: all N steps")
+    parser.add_argument("--threads", type=int, default=None, help="torch.set_num_threads")
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--out", type=Path, default=Path("benchmarks/results"))
+    return parser.parse_args()
+
+
+def encoders(models: Dict[str, torch.nn.Module], batch: Batch) -> Dict[str, Callable[[], object]]:
+    """One zero-argument call per model encoding ``batch`` (already on the device)."""
+    pi_nt = models[PI_NT]
+    calls = {PI_NT: lambda: pi_nt(batch.inputs, batch.mask, batch.transitions),
+             PI_NT_LEVELWISE: lambda: levelwise_forward(pi_nt, batch.inputs, batch.mask,
+                                                        batch.transitions)}
+    calls[PI] = lambda: models[PI](batch.inputs, batch.mask, batch.transitions)
+    calls[SPINN_FULL] = lambda: models[SPINN_FULL](batch.inputs, batch.mask, mode="predicted")
+    calls[LSTM] = lambda: models[LSTM](batch.inputs, batch.mask)
+    return calls
+
+
+def run(args: argparse.Namespace) -> Dict[str, object]:
+    device = args.device
+    spinn_models = build_spinn_models(args.hidden, args.seed)
+    torch.manual_seed(args.seed)
+    models: Dict[str, torch.nn.Module] = dict(spinn_models)
+    models[LSTM] = LstmEncoder(args.hidden, args.hidden, packed=args.lstm == "packed")
+    for model in models.values():
+        model.to(device).eval()
+    # The baseline runs on the CPU (as in the paper) with PI-NT's own parameters.
+    cpu_pi_nt = copy.deepcopy(models[PI_NT]).cpu()
+
+    pool = make_batch(random_lengths(max(args.batch_sizes), args.max_len, args.seed),
+                      args.hidden, args.seed)
+    checks = check_pi_nt_implementations(cpu_pi_nt, pool.head(min(8, len(pool))))
+
+    results: Dict[str, Dict[int, Dict[str, object]]] = {name: {} for name in ROWS}
+    for batch_size in args.batch_sizes:
+        cpu_batch = pool.head(batch_size)
+        batch = cpu_batch.to(device)
+        subset = cpu_batch.head(min(batch_size, args.recursive_subset))
+        calls = encoders(models, batch)
+        calls[RECURSIVE] = lambda: recursive_encode(cpu_pi_nt, subset)
+        with torch.no_grad():
+            times = time_interleaved(calls, device, args.warmup, args.repeats)
+        for name, seconds in times.items():
+            timed_sentences = len(subset) if name == RECURSIVE else batch_size
+            per_sentence = median(seconds) / timed_sentences
+            results[name][batch_size] = {
+                "seconds_per_batch": per_sentence * batch_size,
+                "sentences_per_second": 1.0 / per_sentence,
+                "timed_sentences": timed_sentences,
+                "repeat_seconds": seconds,
+            }
+        summary = ", ".join(f"{name} {fmt(results[name][batch_size]['sentences_per_second'])}"
+                            for name in times)
+        print(f"batch {batch_size} (padded to {batch.mask.size(1)} words): {summary} sent/s",
+              file=sys.stderr)
+
+    return {
+        "benchmark": "encoding_speed",
+        "config": {**{k: (str(v) if isinstance(v, Path) else v) for k, v in vars(args).items()},
+                   "min_len": max(1, args.max_len // 3)},
+        "environment": environment(device),
+        "checks_max_abs_diff_from_pi_nt": checks,
+        "results": {name: {str(b): r for b, r in by_batch.items()}
+                    for name, by_batch in results.items() if by_batch},
+    }
+
+
+def speed(data: Dict[str, object], name: str, batch_size: int):
+    entry = data["results"].get(name, {}).get(str(batch_size))
+    return None if entry is None else entry["sentences_per_second"]
+
+
+def ratio(numerator, denominator):
+    return None if numerator is None or denominator is None else numerator / denominator
+
+
+def render(data: Dict[str, object]) -> str:
+    config, env = data["config"], data["environment"]
+    sizes = config["batch_sizes"]
+    header = ["sentences / s"] + [f"B={b}" for b in sizes]
+    rows = [[name] + [fmt(speed(data, name, b)) for b in sizes]
+            for name in ROWS if name in data["results"]]
+    rows.append(["*PI-NT / recursive*"] + [
+        fmt(ratio(speed(data, PI_NT, b), speed(data, RECURSIVE, b))) + "×" for b in sizes])
+    if PI_NT_LEVELWISE in data["results"]:
+        rows.append(["*PI-NT level-wise / recursive*"] + [
+            fmt(ratio(speed(data, PI_NT_LEVELWISE, b), speed(data, RECURSIVE, b))) + "×"
+            for b in sizes])
+    rows.append(["*LSTM / PI-NT*"] + [
+        fmt(ratio(speed(data, LSTM, b), speed(data, PI_NT, b))) + "×" for b in sizes])
+    notes = [
+        f"Inference encoding speed, {env['device']} ({env.get('gpu', env['cpu'])}, torch threads: "
+        f"{env['torch_threads']}), torch {env['torch']}.",
+        f"D = word dim = {config['hidden']}; lengths uniform in [{config['min_len']}, "
+        f"{config['max_len']}], random binary trees, each batch padded to its longest sentence; "
+        f"median of {config['repeats']} interleaved timed runs, each after {config['warmup']} "
+        f"untimed run(s) of the same model.",
+        f"nn.LSTM: {LSTM_MODES[config['lstm']]}. "
+        f"Full SPINN runs mode=\"predicted\" (its own, untrained, parser). Recursive TreeLSTM: "
+        f"CPU, one node at a time, timed on min(B, {config['recursive_subset']}) sentences and "
+        f"scaled to sentences / s; it matches PI-NT to "
+        f"{data['checks_max_abs_diff_from_pi_nt']['recursive']:.1e}.",
+    ]
+    return markdown_table(header, rows) + "\n\n" + "\n".join(f"- {n}" for n in notes)
+
+
+def plot(data: Dict[str, object], path: Path) -> None:
+    series = {}
+    for name in ROWS:
+        by_batch = data["results"].get(name)
+        if by_batch:
+            sizes = sorted(int(b) for b in by_batch)
+            series[name] = (sizes, [by_batch[str(b)]["seconds_per_batch"] for b in sizes])
+    config, env = data["config"], data["environment"]
+    loglog_plot(path, series, "batch size", "seconds per batch (feedforward)",
+                f"Encoding time, N ≤ {config['max_len']}, D = {config['hidden']} "
+                f"({env.get('gpu', env['device'])}, torch threads: {env['torch_threads']})")
+
+
+def main() -> None:
+    args = parse_args()
+    if args.threads:
+        torch.set_num_threads(args.threads)
+    data = run(args)
+    markdown = render(data)
+    print(markdown)
+    stem = f"encoding_speed_{args.device}"
+    write_results(args.out, stem, markdown, data)
+    plot(data, args.out / f"{stem}.png")
+    print(f"\nwrote {args.out}/{stem}.md, .json, .png", file=sys.stderr)
+
+
+if __name__ == "__main__":
+    main()
