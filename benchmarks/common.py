@@ -205,7 +205,8 @@ class NaiveStackSpinn(nn.Module):
         model = self.model
         batch_size, width = mask.shape
         node_dim = model.node_dim
-        buffer = model.projection(inputs, mask)                       # (B, N, 2D)
+        buffer = inputs.new_zeros(batch_size, width, node_dim)        # (B, N, 2D)
+        buffer[mask] = model.projection(inputs, mask)
         stack = inputs.new_zeros(batch_size, width + 1, node_dim)     # slot 0: always empty
         depth = torch.zeros(batch_size, dtype=torch.long, device=inputs.device)
         position = torch.zeros_like(depth)

@@ -10,8 +10,9 @@ class BufferProjection(nn.Module):
     """Eq. 4: a learned linear map from (frozen) word vectors to the buffer's node states.
 
     ``node_dim`` is 2D for the TreeLSTM (h and c) and D for the TreeRNN (h only). Dropout and,
-    optionally, batch normalisation (computed over real tokens only, so padding never leaks into
-    the statistics) follow the projection as in §4.1.
+    optionally, batch normalisation follow the projection as in §4.1. Only real tokens are
+    projected (padding is a third of a typical batch, and must not reach batch-norm
+    statistics): the result is their ``(num_real_tokens, node_dim)`` rows, in ``mask`` order.
     """
 
     def __init__(self, input_dim: int, node_dim: int, dropout: float = 0.0,
@@ -23,11 +24,9 @@ class BufferProjection(nn.Module):
         self.dropout = nn.Dropout(dropout)
 
     def forward(self, inputs: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
-        projected = self.linear(inputs)
+        projected = self.linear(inputs[mask])
         if self.batch_norm is not None:
-            normalised = projected.new_zeros(projected.shape)
-            normalised[mask] = self.batch_norm(projected[mask])
-            projected = normalised
+            projected = self.batch_norm(projected)
         return self.dropout(projected)
 
 

@@ -10,7 +10,8 @@ Memory layout: one write-once tape (see ``tape.py``) for the whole batch of B se
 to N words, so what autograd keeps stays O(rows x node_dim), however many levels there are:
 
 * row 0 is a zero node (PAD steps, empty sentences);
-* rows 1..B*N are the projected words, word i of sentence b at row 1 + b*N + i;
+* rows 1..B*N are the projected words, word i of sentence b at row 1 + b*N + i (rows of
+  padding positions are never written nor read);
 * then one row per REDUCE of the batch, in (sentence, step) order.
 """
 from dataclasses import dataclass
@@ -113,11 +114,13 @@ def levelwise_forward(
                            transitions=torch.zeros(0, 0, dtype=torch.long, device=device))
 
     plan = plan_levels(transitions, max_tokens)
-    tape = WriteOnceTape(plan.num_rows, model.node_dim, like=inputs)
-    # The whole (B, N) batch goes through the projection, as in Spinn.forward, so batch norm
-    # and dropout see (and draw) exactly the same.
-    leaves = model.projection(inputs, mask).reshape(-1, model.node_dim)
-    tape.write(torch.arange(1, 1 + leaves.size(0), device=device), leaves)
+    # Rows are read only once written, but for row 0; padding words are never written.
+    tape = WriteOnceTape(plan.num_rows, model.node_dim, like=inputs,
+                         zero_rows=torch.zeros(1, dtype=torch.long, device=device))
+    # The same projection call as Spinn.forward, so batch norm and dropout see (and draw)
+    # exactly the same.
+    word_rows = 1 + torch.arange(batch_size * max_tokens, device=device).view(batch_size, max_tokens)
+    tape.write(word_rows[mask], model.projection(inputs, mask))
     for rows, left, right in plan.levels:
         # One read of both children and one composition for every node of this height.
         left_nodes, right_nodes = tape.read(torch.cat([left, right])).split(rows.numel())

@@ -135,8 +135,8 @@ class Spinn(nn.Module):
             empty = inputs.new_zeros(0, self.hidden_dim)
             return SpinnOutput(empty, transitions=torch.zeros(0, 0, dtype=torch.long, device=device), mode=mode)
 
-        buffer_rows = (base.unsqueeze(1) + 1 + torch.arange(max_tokens, device=device)).flatten()
-        tape.write(buffer_rows, self.projection(inputs, mask).reshape(-1, self.node_dim))
+        buffer_rows = base.unsqueeze(1) + 1 + torch.arange(max_tokens, device=device)
+        tape.write(buffer_rows[mask], self.projection(inputs, mask))  # padding rows: never read
 
         hidden = self.compose.hidden
         queue = base.unsqueeze(1).repeat(1, max_tokens + 1)  # Q: row pointers, bottom first

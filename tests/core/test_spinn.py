@@ -156,7 +156,7 @@ def test_given_transitions_are_followed_and_nodes_are_post_order(device):
     assert out.transitions[0].tolist() == transitions
     # The last node is the root, i.e. the sentence vector; the first is the word "the".
     torch.testing.assert_close(out.node_hidden[0, -1], out.sentence[0])
-    leaf = model.projection(inputs, torch.ones(1, 4, dtype=torch.bool, device=device))[0, 0, :3]
+    leaf = model.projection(inputs, torch.ones(1, 4, dtype=torch.bool, device=device))[0, :3]
     torch.testing.assert_close(out.node_hidden[0, 0], leaf)
 
 
@@ -247,7 +247,7 @@ def test_one_and_two_word_sentences(variant, device):
         assert torch.isfinite(out.sentence).all()
     if not model.tracker:
         # A one-word sentence's vector is its projected word (h part).
-        leaf = model.projection(inputs, mask)[0, 0]
+        leaf = model.projection(inputs, mask)[0]  # sentence 0's only word
         torch.testing.assert_close(out.sentence[0], model.compose.hidden(leaf))
 
 
