@@ -95,9 +95,9 @@ class Spinn(nn.Module):
         """Encodes a batch.
 
         inputs: (B, N, input_dim) word vectors; mask: (B, N), True on real words, which come
-        first in each row. transitions: (B, T') with SHIFT/REDUCE/PAD; needed for "given" and
-        "mixed" modes, optional for "predicted" (where it is only a fallback for nothing).
-        With ``mode="given"`` and no transitions, the balanced binary tree is used.
+        first in each row. transitions: (B, T') with SHIFT/REDUCE/PAD, followed in "given" mode
+        (the balanced binary tree when None), mixed with predictions in "mixed" mode and unused
+        in "predicted" mode.
         ``self_transition_prob`` is the chance, per step, that "mixed" mode follows the model's
         own prediction instead of the given transition (NSHRDLU Model 2).
         """
@@ -127,13 +127,13 @@ class Spinn(nn.Module):
         device = inputs.device
         rows_per_sentence = 1 + max_tokens + total_steps
         base = torch.arange(batch_size, device=device) * rows_per_sentence  # row 0 of each sentence
+        if batch_size == 0:
+            return SpinnOutput(inputs.new_zeros(0, self.hidden_dim), mode=mode,
+                               transitions=torch.zeros(0, 0, dtype=torch.long, device=device))
         tape = WriteOnceTape(batch_size * rows_per_sentence, self.node_dim, like=inputs,
                              zero_rows=base)
         sparse_compose = (self.sparse_compose if self.sparse_compose is not None
                           else device.type == "cpu")
-        if batch_size == 0:
-            empty = inputs.new_zeros(0, self.hidden_dim)
-            return SpinnOutput(empty, transitions=torch.zeros(0, 0, dtype=torch.long, device=device), mode=mode)
 
         buffer_rows = base.unsqueeze(1) + 1 + torch.arange(max_tokens, device=device)
         tape.write(buffer_rows[mask], self.projection(inputs, mask))  # padding rows: never read
@@ -189,7 +189,8 @@ class Spinn(nn.Module):
                 rows = is_reduce.nonzero().squeeze(1)
                 if rows.numel():
                     if left is None:
-                        left, right = tape.read(torch.cat([stack_second[rows], stack_top[rows]])).chunk(2)
+                        pointers = torch.cat([stack_second[rows], stack_top[rows]])
+                        left, right = tape.read(pointers).chunk(2)
                     else:
                         left, right = left[rows], right[rows]
                     tape.write(new_row[rows], self.compose(
