@@ -9,7 +9,6 @@ import platform
 import random
 import statistics
 import time
-from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Dict, List, Optional, Sequence, Tuple, Union
@@ -19,7 +18,7 @@ from torch import nn
 from torch.nn.utils.rnn import pack_padded_sequence
 
 from spinn_allennlp.core.spinn import Spinn
-from spinn_allennlp.core.tape import WriteOnceTape
+from spinn_allennlp.core.memory import saved_for_backward_bytes
 from spinn_allennlp.core.transitions import PAD, REDUCE, SHIFT, tree_to_transitions
 
 from spinn_allennlp.core.levelwise import levelwise_forward
@@ -271,24 +270,6 @@ def median(values: Sequence[float]) -> float:
 # --- memory -------------------------------------------------------------------------------
 
 
-@contextmanager
-def recording_tapes():
-    """Collects every WriteOnceTape created inside the block (the thin stack's memory, which
-    autograd's saved tensors do not include)."""
-    tapes: List[WriteOnceTape] = []
-    original_init = WriteOnceTape.__init__
-
-    def init(self, *args, **kwargs):
-        original_init(self, *args, **kwargs)
-        tapes.append(self)
-
-    WriteOnceTape.__init__ = init
-    try:
-        yield tapes
-    finally:
-        WriteOnceTape.__init__ = original_init
-
-
 def training_memory_bytes(step: Callable[[], torch.Tensor], device: str) -> int:
     """Activation memory of one training step: ``step()`` returns the loss, then backward.
 
@@ -305,18 +286,7 @@ def training_memory_bytes(step: Callable[[], torch.Tensor], device: str) -> int:
         step().backward()
         torch.cuda.synchronize()
         return torch.cuda.max_memory_allocated() - before
-    storages: Dict[int, int] = {}
-
-    def pack(tensor: torch.Tensor) -> torch.Tensor:
-        storage = tensor.untyped_storage()
-        storages[storage.data_ptr()] = storage.nbytes()
-        return tensor
-
-    with recording_tapes() as tapes:
-        with torch.autograd.graph.saved_tensors_hooks(pack, lambda tensor: tensor):
-            loss = step()
-        loss.backward()
-    return sum(storages.values()) + sum(tape.nbytes for tape in tapes)
+    return saved_for_backward_bytes(step)
 
 
 # --- output -------------------------------------------------------------------------------

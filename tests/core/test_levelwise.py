@@ -5,11 +5,10 @@ import random
 import pytest
 import torch
 
-from spinn_allennlp.core import levelwise as levelwise_module
 from spinn_allennlp.core import transitions as tr
 from spinn_allennlp.core.levelwise import levelwise_forward
 from spinn_allennlp.core.spinn import GIVEN, Spinn
-from spinn_allennlp.core.tape import WriteOnceTape
+from spinn_allennlp.core.memory import saved_for_backward_bytes
 
 from tests.core.test_spinn import make_batch, pad_batch, random_transitions
 
@@ -212,35 +211,18 @@ def test_tracking_model_is_refused():
                           torch.tensor([[0, 0, 1]]))
 
 
-def saved_bytes(num_words, monkeypatch):
+def saved_bytes(num_words):
     """Bytes autograd saves for backward plus the tape, for right-branching trees (as many
     levels as words: O(levels x table) memory would be quadratic here)."""
     torch.manual_seed(0)
-    model = Spinn(16, 16, levelwise=False)
+    model = Spinn(16, 16)
     inputs = torch.randn(4, num_words, 16)
     mask = torch.ones(4, num_words, dtype=torch.bool)
     transitions = torch.tensor([tr.right_branching_transitions(num_words)] * 4)
-    tapes = []
-
-    class RecordingTape(WriteOnceTape):
-        def __init__(self, *args, **kwargs):
-            super().__init__(*args, **kwargs)
-            tapes.append(self)
-
-    monkeypatch.setattr(levelwise_module, "WriteOnceTape", RecordingTape)
-    seen = {}
-
-    def pack(tensor):
-        storage = tensor.untyped_storage()
-        seen[storage.data_ptr()] = storage.nbytes()
-        return tensor
-
-    with torch.autograd.graph.saved_tensors_hooks(pack, lambda t: t):
-        loss = levelwise_forward(model, inputs, mask, transitions).sentence.sum()
-    loss.backward()
-    return sum(seen.values()) + sum(t.nbytes for t in tapes)
+    return saved_for_backward_bytes(
+        lambda: levelwise_forward(model, inputs, mask, transitions).sentence.sum())
 
 
-def test_saved_memory_is_linear_in_sentence_length(monkeypatch):
-    ratio = saved_bytes(100, monkeypatch) / saved_bytes(25, monkeypatch)
+def test_saved_memory_is_linear_in_sentence_length():
+    ratio = saved_bytes(100) / saved_bytes(25)
     assert 3.0 < ratio < 5.0, ratio

@@ -10,7 +10,7 @@ import torch
 from spinn_allennlp.core import spinn as spinn_module
 from spinn_allennlp.core import transitions as tr
 from spinn_allennlp.core.spinn import GIVEN, MIXED, PREDICTED, Spinn
-from spinn_allennlp.core.tape import WriteOnceTape
+from spinn_allennlp.core.memory import recording_tapes, saved_for_backward_bytes
 
 from tests.core.test_transitions import random_tree
 
@@ -288,39 +288,23 @@ def test_left_padded_forest_uses_top_tree():
 # --- memory: what autograd keeps grows linearly in T ----------------------------------------
 
 
-def saved_bytes_for_training_step(num_words, monkeypatch):
+def saved_bytes_for_training_step(num_words):
     """Bytes autograd saves for backward (saved-tensor hooks) plus the thin-stack tape."""
     torch.manual_seed(0)
     rng = random.Random(5)
     model = Spinn(16, 16, tracking_dim=8, predict_transitions=True)
-    lengths = [num_words] * 4
-    inputs, mask, transitions = make_batch(lengths, 16, rng, "cpu")
-    tapes = []
+    inputs, mask, transitions = make_batch([num_words] * 4, 16, rng, "cpu")
 
-    class RecordingTape(WriteOnceTape):
-        def __init__(self, *args, **kwargs):
-            super().__init__(*args, **kwargs)
-            tapes.append(self)
-
-    monkeypatch.setattr(spinn_module, "WriteOnceTape", RecordingTape)
-    seen = {}
-
-    def pack(tensor):
-        # Count each storage once: views of one tensor share it.
-        storage = tensor.untyped_storage()
-        seen[storage.data_ptr()] = storage.nbytes()
-        return tensor
-
-    with torch.autograd.graph.saved_tensors_hooks(pack, lambda t: t):
+    def step():
         out = model(inputs, mask, transitions, mode=GIVEN)
-        loss = out.sentence.sum() + out.transition_logits.sum()
-    loss.backward()
-    return sum(seen.values()) + sum(t.nbytes for t in tapes)
+        return out.sentence.sum() + out.transition_logits.sum()
+
+    return saved_for_backward_bytes(step)
 
 
-def test_saved_memory_is_linear_in_sentence_length(monkeypatch):
-    short = saved_bytes_for_training_step(25, monkeypatch)
-    long = saved_bytes_for_training_step(100, monkeypatch)
+def test_saved_memory_is_linear_in_sentence_length():
+    short = saved_bytes_for_training_step(25)
+    long = saved_bytes_for_training_step(100)
     ratio = long / short
     # T grows 4x (49 -> 199 steps): linear memory gives ~4x, a stack copy per step ~16x.
     assert 3.0 < ratio < 5.0, ratio
@@ -340,32 +324,25 @@ def test_tape_gradient_survives_retained_second_backward():
     torch.testing.assert_close(inputs.grad, first)
 
 
-def test_nothing_outlives_a_training_step(monkeypatch):
+def test_nothing_outlives_a_training_step():
     """The tape, its table and the autograd graph are freed by reference counting alone once
     the step's outputs are gone (a reference cycle here once leaked every batch's graph)."""
     import gc
     import weakref
 
-    tapes = []
-
-    class RecordingTape(WriteOnceTape):
-        def __init__(self, *args, **kwargs):
-            super().__init__(*args, **kwargs)
-            tapes.append(weakref.ref(self))
-            tables.append(weakref.ref(self._table))
-
-    tables = []
-    monkeypatch.setattr(spinn_module, "WriteOnceTape", RecordingTape)
     model = Spinn(4, 3, tracking_dim=2, predict_transitions=True)
     rng = random.Random(7)
     inputs, mask, transitions = make_batch([6, 3, 9], 4, rng, "cpu")
     gc.disable()
     try:
+        refs = []
         for mode in (GIVEN, PREDICTED):
-            out = model(inputs, mask, transitions if mode == GIVEN else None, mode=mode,
-                        return_nodes=True)
+            with recording_tapes() as tapes:
+                out = model(inputs, mask, transitions if mode == GIVEN else None, mode=mode,
+                            return_nodes=True)
             (out.sentence.sum() + out.node_hidden.sum()).backward()
-            del out
-        assert tapes and all(ref() is None for ref in tapes + tables)
+            refs += [weakref.ref(t) for t in tapes] + [weakref.ref(t._table) for t in tapes]
+            del out, tapes
+        assert refs and all(ref() is None for ref in refs)
     finally:
         gc.enable()

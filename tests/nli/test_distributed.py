@@ -3,7 +3,7 @@ import json
 
 from tests.conftest import ROOT
 from tests.modules.test_spinn_encoder import allennlp
-from tests.nli.test_nli_model import ENCODER_SIZES, SAMPLE, SMALL
+from tests.nli.test_nli_model import ENCODER_SIZES, SMALL
 
 
 def test_two_cpu_workers_train_full_spinn(tmp_path):
