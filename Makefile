@@ -14,3 +14,6 @@ test: setup
 train: setup
 	$(VENV)/bin/allennlp train training_config/spinn.jsonnet -s $(SERIALIZATION_DIR) \
 	  --include-package spinn_allennlp -f
+
+benchmark: setup
+	bash benchmarks/run_all.sh
