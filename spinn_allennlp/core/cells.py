@@ -46,10 +46,11 @@ class TreeLSTMComposition(nn.Module):
         h_right, c_right = right.chunk(2, dim=-1)
         features = [h_left, h_right] if extra is None else [h_left, h_right, extra]
         gates = self.linear(torch.cat(features, dim=-1))
-        i, f_left, f_right, o, g = gates.chunk(5, dim=-1)
-        c = (torch.sigmoid(f_left) * c_left + torch.sigmoid(f_right) * c_right
-             + torch.sigmoid(i) * torch.tanh(g))
-        h = torch.sigmoid(o) * torch.tanh(c)
+        # One sigmoid over the four gates (i, f_l, f_r, o) rather than four calls.
+        sigmoid_gates, g = gates.split([4 * self.hidden_dim, self.hidden_dim], dim=-1)
+        i, f_left, f_right, o = torch.sigmoid(sigmoid_gates).chunk(4, dim=-1)
+        c = f_left * c_left + f_right * c_right + i * torch.tanh(g)
+        h = o * torch.tanh(c)
         return torch.cat([h, c], dim=-1)
 
     @staticmethod
