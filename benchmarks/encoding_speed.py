@@ -117,20 +117,20 @@ def ratio(numerator, denominator):
     return None if numerator is None or denominator is None else numerator / denominator
 
 
+# Speed ratios printed under the table: the paper's two (SPINN vs TreeRNN, LSTM vs SPINN).
+RATIOS = [(PI_NT_LEVELWISE, RECURSIVE), (PI_NT, RECURSIVE), (LSTM, PI_NT_LEVELWISE), (LSTM, PI),
+          (LSTM, SPINN_FULL)]
+
+
 def render(data: Dict[str, object]) -> str:
     config, env = data["config"], data["environment"]
     sizes = config["batch_sizes"]
     header = ["sentences / s"] + [f"B={b}" for b in sizes]
     rows = [[name] + [fmt(speed(data, name, b)) for b in sizes]
             for name in ROWS if name in data["results"]]
-    rows.append(["*PI-NT / recursive*"] + [
-        fmt(ratio(speed(data, PI_NT, b), speed(data, RECURSIVE, b))) + "×" for b in sizes])
-    if PI_NT_LEVELWISE in data["results"]:
-        rows.append(["*PI-NT level-wise / recursive*"] + [
-            fmt(ratio(speed(data, PI_NT_LEVELWISE, b), speed(data, RECURSIVE, b))) + "×"
-            for b in sizes])
-    rows.append(["*LSTM / PI-NT*"] + [
-        fmt(ratio(speed(data, LSTM, b), speed(data, PI_NT, b))) + "×" for b in sizes])
+    for faster, slower in RATIOS:
+        rows.append([f"*{faster} / {slower}*"] + [
+            fmt(ratio(speed(data, faster, b), speed(data, slower, b))) + "×" for b in sizes])
     notes = [
         f"Inference encoding speed, {env['device']} ({env.get('gpu', env['cpu'])}, torch threads: "
         f"{env['torch_threads']}), torch {env['torch']}.",
