@@ -163,10 +163,12 @@ class SpinnNliClassifier(Model):
             for row, meta in zip(output_dict[key], output_dict["metadata"]):
                 tokens = meta[f"{name}_tokens"]
                 sequence = [int(t) for t in row if int(t) != PAD]
-                # The paper's left padding (crop_pad_length) adds one SHIFT per pad token under
-                # the sentence's tree; the tree shown is the sentence's own.
+                # The paper's left padding (crop_pad_length) puts one SHIFT per pad token under
+                # the sentence's tree: show the sentence's own tree. (A parser following its
+                # own predictions may have merged pads into it: then show the whole tree.)
                 num_pad = len(tokens) - len(list(dropwhile(lambda t: t == LEFT_PAD_TOKEN, tokens)))
-                tokens, sequence = tokens[num_pad:], sequence[num_pad:]
+                if num_pad and is_valid(sequence[num_pad:], len(tokens) - num_pad):
+                    tokens, sequence = tokens[num_pad:], sequence[num_pad:]
                 trees.append(transitions_to_string(tokens, sequence) if tokens else "")
             output_dict[f"{name}_tree"] = trees
         return output_dict

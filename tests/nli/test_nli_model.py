@@ -6,7 +6,10 @@ import pytest
 import torch
 from allennlp.common.testing import ModelTestCase
 
+from allennlp.data import Batch
+
 from spinn_allennlp.core.transitions import PAD, is_valid
+from spinn_allennlp.nli.dataset_reader import LEFT_PAD_TOKEN, SnliTransitionsReader
 
 from tests.conftest import FIXTURES, ROOT
 
@@ -90,3 +93,18 @@ def test_transition_loss_is_weighted_by_alpha():
     without = model(**batch)["loss"].item()
     # The transition cross-entropy is about log 2 per step for an untrained parser.
     assert with_alpha - without == pytest.approx(3.9 * 2 * 0.69, rel=0.3)
+
+
+def test_readable_trees_in_the_papers_fixed_length_mode():
+    """crop_pad_length: gold trees sit on left padding; a parser may also parse the padding."""
+    test = ModelTestCase()
+    test.set_up_model(ROOT / "training_config" / "spinn_pi_nt.jsonnet", SAMPLE)
+    reader = SnliTransitionsReader(crop_pad_length=25)
+    instances = list(reader.read(SAMPLE))[:4]
+    batch = Batch(instances)
+    batch.index_instances(test.model.vocab)
+    model = test.model.eval()
+    output = model.make_output_human_readable(model(**batch.as_tensor_dict()))
+    for tree, meta in zip(output["premise_tree"], output["metadata"]):
+        words = [t for t in meta["premise_tokens"] if t != LEFT_PAD_TOKEN]
+        assert tree.replace("( ", "").replace(" )", "").split() == words
