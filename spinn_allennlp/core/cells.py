@@ -24,7 +24,7 @@ class BufferProjection(nn.Module):
         self.dropout = nn.Dropout(dropout)
 
     def forward(self, inputs: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
-        projected = self.linear(inputs[mask])
+        projected = self.linear(inputs[mask.bool()])
         if self.batch_norm is not None:
             projected = self.batch_norm(projected)
         return self.dropout(projected)

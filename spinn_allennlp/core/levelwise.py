@@ -20,7 +20,8 @@ from typing import List, Optional, Tuple
 import torch
 
 from spinn_allennlp.core.spinn import (GIVEN, Spinn, SpinnOutput, _fit_width,
-                                       check_given_transitions, default_transitions)
+                                       check_given_transitions, checked_mask,
+                                       default_transitions)
 from spinn_allennlp.core.tape import WriteOnceTape
 from spinn_allennlp.core.transitions import REDUCE, SHIFT
 
@@ -102,8 +103,7 @@ def levelwise_forward(
                          "the tracking LSTM makes every node depend on all earlier steps")
     device = inputs.device
     batch_size, max_tokens = mask.shape
-    mask = mask.bool()
-    lengths = mask.sum(dim=1)
+    mask, lengths = checked_mask(mask)
     if transitions is None:
         transitions = default_transitions(lengths)
     num_steps = check_given_transitions(transitions, lengths).to(device)

@@ -112,8 +112,7 @@ class Spinn(nn.Module):
 
             return levelwise_forward(self, inputs, mask, transitions, return_nodes)
         batch_size, max_tokens = mask.shape
-        mask = mask.bool()
-        lengths = mask.sum(dim=1)
+        mask, lengths = checked_mask(mask)
         if mode == GIVEN and transitions is None:
             transitions = default_transitions(lengths)
         if mode == GIVEN:
@@ -229,6 +228,21 @@ class Spinn(nn.Module):
             output.node_states = nodes.view(batch_size, total_steps, self.node_dim)
             output.node_hidden = hidden(output.node_states)
         return output
+
+
+def checked_mask(mask: torch.Tensor):
+    """The mask as bool and each sentence's length. Words must come first in each row (as
+    AllenNLP pads): the k-th SHIFT pushes the word at position k, and padding positions are
+    never projected, so a mask with holes would read rows nobody wrote."""
+    mask = mask.bool()
+    lengths = mask.sum(dim=1)
+    left_aligned = torch.arange(mask.size(1), device=mask.device).unsqueeze(0) < lengths.unsqueeze(1)
+    bad_rows = (mask != left_aligned).any(dim=1)
+    if bool(bad_rows.any()):
+        row = int(bad_rows.nonzero()[0])
+        raise ValueError(f"mask row {row} has padding before a word: {mask[row].int().tolist()}; "
+                         "real tokens must come first")
+    return mask, lengths
 
 
 def _peek(queue: torch.Tensor, position: torch.Tensor, base: torch.Tensor) -> torch.Tensor:

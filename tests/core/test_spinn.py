@@ -346,3 +346,11 @@ def test_nothing_outlives_a_training_step():
         assert refs and all(ref() is None for ref in refs)
     finally:
         gc.enable()
+
+
+@pytest.mark.parametrize("levelwise", [False, True])
+def test_mask_with_a_hole_is_refused(levelwise):
+    model = Spinn(4, 3, levelwise=levelwise)
+    mask = torch.tensor([[True, False, True]])
+    with pytest.raises(ValueError, match="padding before a word"):
+        model(torch.randn(1, 3, 4), mask, torch.tensor([[0, 0, 1]]))
