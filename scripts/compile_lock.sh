@@ -1,7 +1,16 @@
 #!/usr/bin/env bash
-# Re-resolves requirements/lock.txt from base.in + overrides.txt (needs `uv`). Only for
-# maintainers changing dependencies; installing uses the committed lock and plain pip.
+# Re-resolves the locks from requirements/*.in + overrides.txt (needs `uv`: pip install uv).
+# Only for maintainers changing dependencies; installing uses the committed locks and plain pip.
+#   requirements/lock.txt      run-time set (runtime.in), allennlp's stale pins overridden
+#   requirements/dev-lock.txt  tests, linters, plots (dev.in), constrained to agree with lock.txt
+# Existing pins are kept where they still resolve (uv reads the current output file).
+# FIND_LINKS points uv at a local wheel directory holding torch 2.13.0+cpu, if you have one.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-uv pip compile requirements/base.in --override requirements/overrides.txt \
-  --python-version 3.11 --find-links /opt/wheels -o requirements/lock.txt
+links=()
+[ -n "${FIND_LINKS:-}" ] && links=(--find-links "$FIND_LINKS")
+uv pip compile requirements/runtime.in --override requirements/overrides.txt \
+  --python-version 3.11 "${links[@]}" -o requirements/lock.txt
+uv pip compile requirements/dev.in --constraint requirements/lock.txt \
+  --override requirements/overrides.txt --python-version 3.11 "${links[@]}" \
+  -o requirements/dev-lock.txt
