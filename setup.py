@@ -1,15 +1,24 @@
+import re
+from pathlib import Path
+
 from setuptools import find_packages, setup
+
+ROOT = Path(__file__).parent
+VERSION = re.search(
+    r'__version__ = "([^"]+)"', (ROOT / "spinn_allennlp" / "__init__.py").read_text()
+).group(1)
 
 setup(
     name="spinn_allennlp",
-    version="0.1.0",
+    version=VERSION,
     description="SPINN (Stack-augmented Parser-Interpreter Neural Network) for AllenNLP",
-    long_description=open("README.md", encoding="utf-8").read(),
+    long_description=(ROOT / "README.md").read_text(encoding="utf-8"),
     long_description_content_type="text/markdown",
     packages=find_packages(include=["spinn_allennlp", "spinn_allennlp.*"]),
     python_requires=">=3.8",
-    # allennlp 2.10.1's own pins do not resolve on Python 3.11 / torch 2.x; the tested set is
-    # requirements/lock.txt (see README). These are the direct requirements only.
-    install_requires=["allennlp==2.10.1", "torch>=1.10"],
+    # The direct run-time requirements. allennlp 2.10.1's own pins do not resolve on
+    # Python 3.11 / torch 2.x: install the tested set, requirements/lock.txt, with
+    # `pip install --no-deps` (see README).
+    install_requires=["allennlp==2.10.1", "torch>=1.10", "benepar==0.2.0"],
     license="Apache-2.0",
 )

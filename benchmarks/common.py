@@ -4,12 +4,12 @@ TreeLSTM baseline, interleaved timing, memory measurement and result output.
 Run the scripts from the repository root (``python benchmarks/encoding_speed.py``); they put
 this folder on ``sys.path`` themselves.
 """
+
 import json
 import platform
 import random
 import statistics
 import time
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Dict, List, Optional, Sequence, Tuple, Union
 
@@ -17,13 +17,16 @@ import torch
 from torch import nn
 from torch.nn.utils.rnn import pack_padded_sequence
 
-from spinn_allennlp.core.spinn import Spinn
-from spinn_allennlp.core.memory import saved_for_backward_bytes
-from spinn_allennlp.core.transitions import PAD, REDUCE, SHIFT, tree_to_transitions
-
 from spinn_allennlp.core.levelwise import levelwise_forward
-
-Tree = Union[str, Tuple["Tree", "Tree"]]
+from spinn_allennlp.core.output import SpinnOutput
+from spinn_allennlp.core.spinn import Spinn
+from spinn_allennlp.core.transitions import REDUCE, SHIFT
+from spinn_allennlp.testing import (
+    TreeBatch,
+    random_tree_batch,
+    recursive_encode,
+    saved_for_backward_bytes,
+)
 
 # Tracking sizes of the paper's 300D models (Table 1 / appendix): SPINN-PI 61, full SPINN 79.
 PI_TRACKING_DIM = 61
@@ -42,53 +45,12 @@ NAIVE_STACK = "naive stack-copy SPINN-PI-NT"
 # --- data ---------------------------------------------------------------------------------
 
 
-def random_tree(words: Sequence[str], rng: random.Random) -> Tree:
-    """A binary tree over ``words`` with uniformly random split points."""
-    if len(words) == 1:
-        return words[0]
-    split = rng.randint(1, len(words) - 1)
-    return (random_tree(words[:split], rng), random_tree(words[split:], rng))
-
-
-@dataclass
-class Batch:
-    inputs: torch.Tensor       # (B, N, D) word vectors, zeros after each sentence
-    mask: torch.Tensor         # (B, N) bool, True on real words
-    transitions: torch.Tensor  # (B, 2N - 1) SHIFT/REDUCE, PAD after each sentence's end
-    lengths: torch.Tensor      # (B,) long
-    trees: List[Tree]          # leaves are str(word index), for the recursive baseline
-
-    def __len__(self) -> int:
-        return len(self.trees)
-
-    def to(self, device: Union[str, torch.device]) -> "Batch":
-        return Batch(self.inputs.to(device), self.mask.to(device),
-                     self.transitions.to(device), self.lengths.to(device), self.trees)
-
-    def head(self, count: int) -> "Batch":
-        """The first ``count`` sentences, re-padded to their own longest."""
-        width = int(self.lengths[:count].max())
-        return Batch(self.inputs[:count, :width], self.mask[:count, :width],
-                     self.transitions[:count, : 2 * width - 1], self.lengths[:count],
-                     self.trees[:count])
-
-
-def make_batch(lengths: Sequence[int], dim: int, seed: int) -> Batch:
-    """Random N(0, 1) word vectors and random binary trees for sentences of ``lengths``."""
-    rng = random.Random(seed)
-    generator = torch.Generator().manual_seed(seed)
-    width = max(lengths)
-    inputs = torch.randn(len(lengths), width, dim, generator=generator)
-    lengths_tensor = torch.tensor(list(lengths))
-    mask = torch.arange(width).unsqueeze(0) < lengths_tensor.unsqueeze(1)
-    inputs = inputs * mask.unsqueeze(-1)
-    trees, rows = [], []
-    for length in lengths:
-        tree = random_tree([str(i) for i in range(length)], rng)
-        _, transitions = tree_to_transitions(tree)
-        trees.append(tree)
-        rows.append(transitions + [PAD] * (2 * width - 1 - len(transitions)))
-    return Batch(inputs, mask, torch.tensor(rows), lengths_tensor, trees)
+def benchmark_batch(lengths: Sequence[int], dim: int, seed: int) -> TreeBatch:
+    """Random N(0, 1) word vectors and random binary trees for sentences of ``lengths``, the
+    same for a given seed on every run and machine."""
+    return random_tree_batch(
+        lengths, dim, random.Random(seed), generator=torch.Generator().manual_seed(seed)
+    )
 
 
 def random_lengths(count: int, max_len: int, seed: int) -> List[int]:
@@ -133,50 +95,31 @@ def build_spinn_models(dim: int, seed: int) -> Dict[str, Spinn]:
     }
 
 
-def recursive_tree_lstm(model: Spinn, words: torch.Tensor, tree: Tree) -> torch.Tensor:
-    """The conventional TreeRNN baseline: one sentence, one node at a time, eq. 1-4 written
-    out with ``model``'s own parameters (as ``tests/core/test_spinn.py`` does). Returns h of the
-    root. ``words``: (n, D) vectors of the sentence's words."""
-    W_wd, b_wd = model.projection.linear.weight, model.projection.linear.bias
-    W, b = model.compose.linear.weight, model.compose.linear.bias
-    D = model.hidden_dim
-
-    def node(subtree: Tree) -> Tuple[torch.Tensor, torch.Tensor]:
-        if isinstance(subtree, str):
-            hc = W_wd @ words[int(subtree)] + b_wd
-            return hc[:D], hc[D:]
-        (h_l, c_l), (h_r, c_r) = node(subtree[0]), node(subtree[1])
-        z = W @ torch.cat([h_l, h_r]) + b
-        i, f_l, f_r, o, g = z.split(D)
-        c = (torch.sigmoid(f_l) * c_l + torch.sigmoid(f_r) * c_r
-             + torch.sigmoid(i) * torch.tanh(g))
-        return torch.sigmoid(o) * torch.tanh(c), c
-
-    return node(tree)[0]
+def levelwise(
+    model: Spinn, inputs: torch.Tensor, mask: torch.Tensor, transitions: torch.Tensor
+) -> SpinnOutput:
+    """SPINN-PI-NT composed level by level with ``model``'s layers."""
+    return levelwise_forward(model.projection, model.compose, inputs, mask, transitions)
 
 
-def recursive_encode(model: Spinn, batch: Batch) -> torch.Tensor:
-    """(B, D): the recursive baseline over a batch, one sentence after another."""
-    return torch.stack([recursive_tree_lstm(model, batch.inputs[b], tree)
-                        for b, tree in enumerate(batch.trees)])
-
-
-def check_pi_nt_implementations(model: Spinn, batch: Batch,
-                                naive: Optional["NaiveStackSpinn"] = None,
-                                atol: float = 1e-4) -> Dict[str, Optional[float]]:
+def check_pi_nt_implementations(
+    model: Spinn, batch: TreeBatch, naive: Optional["NaiveStackSpinn"] = None, atol: float = 1e-4
+) -> Dict[str, Optional[float]]:
     """Max |difference| of the sentence vectors of the other SPINN-PI-NT implementations
     (recursive, level-wise, naive stack) from ``model``'s, None where one is absent. Raises if
     one exceeds ``atol``: a speed or memory comparison must compare one function."""
     with torch.no_grad():
         reference = model(batch.inputs, batch.mask, batch.transitions).sentence
-        others = {"recursive": recursive_encode(model, batch),
-                  "levelwise": levelwise_forward(model, batch.inputs, batch.mask,
-                                                 batch.transitions).sentence}
+        others = {
+            "recursive": recursive_encode(model, batch.inputs, batch.trees),
+            "levelwise": levelwise(model, batch.inputs, batch.mask, batch.transitions).sentence,
+        }
         if naive is not None:
             others["naive_stack"] = naive(batch.inputs, batch.mask, batch.transitions)
     differences: Dict[str, Optional[float]] = {"levelwise": None, "naive_stack": None}
-    differences.update({name: float((value - reference).abs().max())
-                        for name, value in others.items()})
+    differences.update(
+        {name: float((value - reference).abs().max()) for name, value in others.items()}
+    )
     wrong = {name: d for name, d in differences.items() if d is not None and d > atol}
     if wrong:
         raise AssertionError(f"SPINN-PI-NT implementations disagree (max |diff|): {wrong}")
@@ -199,14 +142,15 @@ class NaiveStackSpinn(nn.Module):
             raise ValueError("the naive stack contrast is SPINN-PI-NT only")
         self.model = model
 
-    def forward(self, inputs: torch.Tensor, mask: torch.Tensor,
-                transitions: torch.Tensor) -> torch.Tensor:
+    def forward(
+        self, inputs: torch.Tensor, mask: torch.Tensor, transitions: torch.Tensor
+    ) -> torch.Tensor:
         model = self.model
         batch_size, width = mask.shape
         node_dim = model.node_dim
-        buffer = inputs.new_zeros(batch_size, width, node_dim)        # (B, N, 2D)
+        buffer = inputs.new_zeros(batch_size, width, node_dim)  # (B, N, 2D)
         buffer[mask] = model.projection(inputs, mask)
-        stack = inputs.new_zeros(batch_size, width + 1, node_dim)     # slot 0: always empty
+        stack = inputs.new_zeros(batch_size, width + 1, node_dim)  # slot 0: always empty
         depth = torch.zeros(batch_size, dtype=torch.long, device=inputs.device)
         position = torch.zeros_like(depth)
         slots = torch.arange(width + 1, device=inputs.device)
@@ -239,8 +183,9 @@ def synchronize(device: Union[str, torch.device]) -> None:
         torch.cuda.synchronize()
 
 
-def time_interleaved(functions: Dict[str, Callable[[], object]], device: str,
-                     warmup: int, repeats: int) -> Dict[str, List[float]]:
+def time_interleaved(
+    functions: Dict[str, Callable[[], object]], device: str, warmup: int, repeats: int
+) -> Dict[str, List[float]]:
     """Wall-clock seconds of ``repeats`` calls of each function.
 
     The functions take turns (round robin), so slow phases of a noisy machine hit every
@@ -306,8 +251,10 @@ def environment(device: str) -> Dict[str, object]:
 
 
 def markdown_table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
-    lines = ["| " + " | ".join(header) + " |",
-             "|" + "|".join("---" if i == 0 else "---:" for i in range(len(header))) + "|"]
+    lines = [
+        "| " + " | ".join(header) + " |",
+        "|" + "|".join("---" if i == 0 else "---:" for i in range(len(header))) + "|",
+    ]
     lines += ["| " + " | ".join(row) + " |" for row in rows]
     return "\n".join(lines)
 
@@ -320,16 +267,27 @@ def write_results(out_dir: Path, stem: str, markdown: str, data: Dict[str, objec
 
 # One colour per model in every plot; dashed lines for the contrast baselines.
 STYLES = {
-    PI_NT: ("tab:blue", "-"), PI_NT_LEVELWISE: ("tab:orange", "-"), PI: ("tab:green", "-"),
-    SPINN_FULL: ("tab:red", "-"), LSTM: ("tab:purple", "-"), RECURSIVE: ("tab:brown", "--"),
+    PI_NT: ("tab:blue", "-"),
+    PI_NT_LEVELWISE: ("tab:orange", "-"),
+    PI: ("tab:green", "-"),
+    SPINN_FULL: ("tab:red", "-"),
+    LSTM: ("tab:purple", "-"),
+    RECURSIVE: ("tab:brown", "--"),
     NAIVE_STACK: ("tab:gray", "--"),
 }
 
 
-def loglog_plot(path: Path, series: Dict[str, Tuple[List[float], List[float]]], xlabel: str,
-                ylabel: str, title: str, labels: Optional[Dict[str, str]] = None) -> None:
+def loglog_plot(
+    path: Path,
+    series: Dict[str, Tuple[List[float], List[float]]],
+    xlabel: str,
+    ylabel: str,
+    title: str,
+    labels: Optional[Dict[str, str]] = None,
+) -> None:
     """Writes a PNG with one log-log line per model: ``series[name] = (xs, ys)``."""
     import matplotlib
+
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
     from matplotlib.ticker import NullFormatter, ScalarFormatter
@@ -361,6 +319,6 @@ def fmt(value: Optional[float], digits: int = 3) -> str:
     """A number with ``digits`` significant figures, or an em dash."""
     if value is None:
         return "—"
-    if value >= 10 ** digits - 0.5:
+    if value >= 10**digits - 0.5:
         return f"{value:,.0f}"
     return f"{value:.{digits}g}"

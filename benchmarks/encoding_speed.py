@@ -9,6 +9,7 @@ size B is the first B sentences of one pool, padded to its own longest sentence.
 TreeLSTM runs on the CPU, one sentence and one node at a time, on the first
 min(B, --recursive-subset) sentences; its batch time is scaled up to B sentences.
 """
+
 import argparse
 import copy
 import sys
@@ -19,14 +20,36 @@ import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from common import (LSTM, PI, PI_NT, PI_NT_LEVELWISE, RECURSIVE, SPINN_FULL, Batch,  # noqa: E402
-                    LstmEncoder, build_spinn_models, check_pi_nt_implementations, environment, fmt,
-                    levelwise_forward, loglog_plot, make_batch, markdown_table, median, parse_ints,
-                    random_lengths, recursive_encode, time_interleaved, write_results)
+from common import (  # noqa: E402
+    LSTM,
+    PI,
+    PI_NT,
+    PI_NT_LEVELWISE,
+    RECURSIVE,
+    SPINN_FULL,
+    LstmEncoder,
+    TreeBatch,
+    benchmark_batch,
+    build_spinn_models,
+    check_pi_nt_implementations,
+    environment,
+    fmt,
+    levelwise,
+    loglog_plot,
+    markdown_table,
+    median,
+    parse_ints,
+    random_lengths,
+    recursive_encode,
+    time_interleaved,
+    write_results,
+)
 
 ROWS = [PI_NT, PI_NT_LEVELWISE, PI, SPINN_FULL, LSTM, RECURSIVE]
-LSTM_MODES = {"packed": "pack_padded_sequence, each sentence stops at its length",
-              "padded": "all N steps on the padded batch"}
+LSTM_MODES = {
+    "packed": "pack_padded_sequence, each sentence stops at its length",
+    "padded": "all N steps on the padded batch",
+}
 
 
 def parse_args() -> argparse.Namespace:
@@ -37,22 +60,33 @@ def parse_args() -> argparse.Namespace:
     parser.add_argument("--max-len", type=int, default=30)
     parser.add_argument("--repeats", type=int, default=5, help="timed runs; the median is kept")
     parser.add_argument("--warmup", type=int, default=1, help="untimed runs before each timed one")
-    parser.add_argument("--recursive-subset", type=int, default=64,
-                        help="sentences the recursive TreeLSTM is timed on, per batch size")
-    parser.add_argument("--lstm", default="packed", choices=["packed", "padded"],
-                        help="packed: pack_padded_sequence; padded: all N steps")
+    parser.add_argument(
+        "--recursive-subset",
+        type=int,
+        default=64,
+        help="sentences the recursive TreeLSTM is timed on, per batch size",
+    )
+    parser.add_argument(
+        "--lstm",
+        default="packed",
+        choices=["packed", "padded"],
+        help="packed: pack_padded_sequence; padded: all N steps",
+    )
     parser.add_argument("--threads", type=int, default=None, help="torch.set_num_threads")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--out", type=Path, default=Path("benchmarks/results"))
     return parser.parse_args()
 
 
-def encoders(models: Dict[str, torch.nn.Module], batch: Batch) -> Dict[str, Callable[[], object]]:
+def encoders(
+    models: Dict[str, torch.nn.Module], batch: TreeBatch
+) -> Dict[str, Callable[[], object]]:
     """One zero-argument call per model encoding ``batch`` (already on the device)."""
     pi_nt = models[PI_NT]
-    calls = {PI_NT: lambda: pi_nt(batch.inputs, batch.mask, batch.transitions),
-             PI_NT_LEVELWISE: lambda: levelwise_forward(pi_nt, batch.inputs, batch.mask,
-                                                        batch.transitions)}
+    calls = {
+        PI_NT: lambda: pi_nt(batch.inputs, batch.mask, batch.transitions),
+        PI_NT_LEVELWISE: lambda: levelwise(pi_nt, batch.inputs, batch.mask, batch.transitions),
+    }
     calls[PI] = lambda: models[PI](batch.inputs, batch.mask, batch.transitions)
     calls[SPINN_FULL] = lambda: models[SPINN_FULL](batch.inputs, batch.mask, mode="predicted")
     calls[LSTM] = lambda: models[LSTM](batch.inputs, batch.mask)
@@ -70,8 +104,9 @@ def run(args: argparse.Namespace) -> Dict[str, object]:
     # The baseline runs on the CPU (as in the paper) with PI-NT's own parameters.
     cpu_pi_nt = copy.deepcopy(models[PI_NT]).cpu()
 
-    pool = make_batch(random_lengths(max(args.batch_sizes), args.max_len, args.seed),
-                      args.hidden, args.seed)
+    pool = benchmark_batch(
+        random_lengths(max(args.batch_sizes), args.max_len, args.seed), args.hidden, args.seed
+    )
     checks = check_pi_nt_implementations(cpu_pi_nt, pool.head(min(8, len(pool))))
 
     results: Dict[str, Dict[int, Dict[str, object]]] = {name: {} for name in ROWS}
@@ -80,7 +115,7 @@ def run(args: argparse.Namespace) -> Dict[str, object]:
         batch = cpu_batch.to(device)
         subset = cpu_batch.head(min(batch_size, args.recursive_subset))
         calls = encoders(models, batch)
-        calls[RECURSIVE] = lambda: recursive_encode(cpu_pi_nt, subset)
+        calls[RECURSIVE] = lambda: recursive_encode(cpu_pi_nt, subset.inputs, subset.trees)
         with torch.no_grad():
             times = time_interleaved(calls, device, args.warmup, args.repeats)
         for name, seconds in times.items():
@@ -92,19 +127,27 @@ def run(args: argparse.Namespace) -> Dict[str, object]:
                 "timed_sentences": timed_sentences,
                 "repeat_seconds": seconds,
             }
-        summary = ", ".join(f"{name} {fmt(results[name][batch_size]['sentences_per_second'])}"
-                            for name in times)
-        print(f"batch {batch_size} (padded to {batch.mask.size(1)} words): {summary} sent/s",
-              file=sys.stderr)
+        summary = ", ".join(
+            f"{name} {fmt(results[name][batch_size]['sentences_per_second'])}" for name in times
+        )
+        print(
+            f"batch {batch_size} (padded to {batch.mask.size(1)} words): {summary} sent/s",
+            file=sys.stderr,
+        )
 
     return {
         "benchmark": "encoding_speed",
-        "config": {**{k: (str(v) if isinstance(v, Path) else v) for k, v in vars(args).items()},
-                   "min_len": max(1, args.max_len // 3)},
+        "config": {
+            **{k: (str(v) if isinstance(v, Path) else v) for k, v in vars(args).items()},
+            "min_len": max(1, args.max_len // 3),
+        },
         "environment": environment(device),
         "checks_max_abs_diff_from_pi_nt": checks,
-        "results": {name: {str(b): r for b, r in by_batch.items()}
-                    for name, by_batch in results.items() if by_batch},
+        "results": {
+            name: {str(b): r for b, r in by_batch.items()}
+            for name, by_batch in results.items()
+            if by_batch
+        },
     }
 
 
@@ -118,19 +161,29 @@ def ratio(numerator, denominator):
 
 
 # Speed ratios printed under the table: the paper's two (SPINN vs TreeRNN, LSTM vs SPINN).
-RATIOS = [(PI_NT_LEVELWISE, RECURSIVE), (PI_NT, RECURSIVE), (LSTM, PI_NT_LEVELWISE), (LSTM, PI),
-          (LSTM, SPINN_FULL)]
+RATIOS = [
+    (PI_NT_LEVELWISE, RECURSIVE),
+    (PI_NT, RECURSIVE),
+    (LSTM, PI_NT_LEVELWISE),
+    (LSTM, PI),
+    (LSTM, SPINN_FULL),
+]
 
 
 def render(data: Dict[str, object]) -> str:
     config, env = data["config"], data["environment"]
     sizes = config["batch_sizes"]
     header = ["sentences / s"] + [f"B={b}" for b in sizes]
-    rows = [[name] + [fmt(speed(data, name, b)) for b in sizes]
-            for name in ROWS if name in data["results"]]
+    rows = [
+        [name] + [fmt(speed(data, name, b)) for b in sizes]
+        for name in ROWS
+        if name in data["results"]
+    ]
     for faster, slower in RATIOS:
-        rows.append([f"*{faster} / {slower}*"] + [
-            fmt(ratio(speed(data, faster, b), speed(data, slower, b))) + "×" for b in sizes])
+        rows.append(
+            [f"*{faster} / {slower}*"]
+            + [fmt(ratio(speed(data, faster, b), speed(data, slower, b))) + "×" for b in sizes]
+        )
     notes = [
         f"Inference encoding speed, {env['device']} ({env.get('gpu', env['cpu'])}, torch threads: "
         f"{env['torch_threads']}), torch {env['torch']}.",
@@ -139,7 +192,7 @@ def render(data: Dict[str, object]) -> str:
         f"median of {config['repeats']} interleaved timed runs, each after {config['warmup']} "
         f"untimed run(s) of the same model.",
         f"nn.LSTM: {LSTM_MODES[config['lstm']]}. "
-        f"Full SPINN runs mode=\"predicted\" (its own, untrained, parser). Recursive TreeLSTM: "
+        f'Full SPINN runs mode="predicted" (its own, untrained, parser). Recursive TreeLSTM: '
         f"CPU, one node at a time, timed on min(B, {config['recursive_subset']}) sentences and "
         f"scaled to sentences / s; it matches PI-NT to "
         f"{data['checks_max_abs_diff_from_pi_nt']['recursive']:.1e}.",
@@ -155,9 +208,14 @@ def plot(data: Dict[str, object], path: Path) -> None:
             sizes = sorted(int(b) for b in by_batch)
             series[name] = (sizes, [by_batch[str(b)]["seconds_per_batch"] for b in sizes])
     config, env = data["config"], data["environment"]
-    loglog_plot(path, series, "batch size", "seconds per batch (feedforward)",
-                f"Encoding time, N ≤ {config['max_len']}, D = {config['hidden']} "
-                f"({env.get('gpu', env['device'])}, torch threads: {env['torch_threads']})")
+    loglog_plot(
+        path,
+        series,
+        "batch size",
+        "seconds per batch (feedforward)",
+        f"Encoding time, N ≤ {config['max_len']}, D = {config['hidden']} "
+        f"({env.get('gpu', env['device'])}, torch threads: {env['torch_threads']})",
+    )
 
 
 def main() -> None:

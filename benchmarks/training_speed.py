@@ -15,6 +15,7 @@ CPU: bytes autograd saves for backward (saved-tensor hooks, each storage once) p
 thin-stack tapes. A naive SPINN-PI-NT that copies a dense stack every step is included as the
 contrast: its memory grows as N^2, the thin stack's as N.
 """
+
 import argparse
 import copy
 import math
@@ -27,11 +28,32 @@ import torch.nn.functional as F
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from common import (LSTM, NAIVE_STACK, PI, PI_NT, PI_NT_LEVELWISE, SPINN_FULL,  # noqa: E402
-                    Batch, LstmEncoder, NaiveStackSpinn, build_spinn_models,
-                    check_pi_nt_implementations, environment, fmt, levelwise_forward,
-                    loglog_plot, make_batch, markdown_table, median, parse_ints, random_lengths,
-                    time_interleaved, training_memory_bytes, write_results)
+from common import (  # noqa: E402
+    LSTM,
+    NAIVE_STACK,
+    PI,
+    PI_NT,
+    PI_NT_LEVELWISE,
+    SPINN_FULL,
+    LstmEncoder,
+    NaiveStackSpinn,
+    TreeBatch,
+    benchmark_batch,
+    build_spinn_models,
+    check_pi_nt_implementations,
+    environment,
+    fmt,
+    levelwise,
+    loglog_plot,
+    markdown_table,
+    median,
+    parse_ints,
+    random_lengths,
+    time_interleaved,
+    training_memory_bytes,
+    write_results,
+)
+
 from spinn_allennlp.core.transitions import PAD  # noqa: E402
 
 SPEED_ROWS = [LSTM, PI_NT, PI_NT_LEVELWISE, PI, SPINN_FULL]
@@ -42,8 +64,12 @@ def parse_args() -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--device", default="cpu", choices=["cpu", "cuda"])
     parser.add_argument("--batch-sizes", type=parse_ints, default=parse_ints("32,128"))
-    parser.add_argument("--lengths", type=parse_ints, default=parse_ints("25,50,100"),
-                        help="sentence lengths N of the memory measurement")
+    parser.add_argument(
+        "--lengths",
+        type=parse_ints,
+        default=parse_ints("25,50,100"),
+        help="sentence lengths N of the memory measurement",
+    )
     parser.add_argument("--memory-batch", type=int, default=32)
     parser.add_argument("--hidden", type=int, default=300, help="D, also the word vector size")
     parser.add_argument("--max-len", type=int, default=30)
@@ -67,16 +93,18 @@ def build_models(args: argparse.Namespace) -> Dict[str, torch.nn.Module]:
     return {name: model.to(args.device).train() for name, model in models.items()}
 
 
-def loss_functions(models: Dict[str, torch.nn.Module],
-                   batch: Batch) -> Dict[str, Callable[[], torch.Tensor]]:
+def loss_functions(
+    models: Dict[str, torch.nn.Module], batch: TreeBatch
+) -> Dict[str, Callable[[], torch.Tensor]]:
     """Per model, a call computing the training loss on ``batch`` (already on the device)."""
     x, mask, transitions = batch.inputs, batch.mask, batch.transitions
 
     def full_spinn() -> torch.Tensor:
         out = models[SPINN_FULL](x, mask, transitions)
         logits = out.transition_logits
-        parse_loss = F.cross_entropy(logits.reshape(-1, 2), out.transitions.reshape(-1),
-                                     ignore_index=PAD)
+        parse_loss = F.cross_entropy(
+            logits.reshape(-1, 2), out.transitions.reshape(-1), ignore_index=PAD
+        )
         return out.sentence.sum() + parse_loss
 
     calls = {
@@ -85,53 +113,73 @@ def loss_functions(models: Dict[str, torch.nn.Module],
         PI: lambda: models[PI](x, mask, transitions).sentence.sum(),
         SPINN_FULL: full_spinn,
         NAIVE_STACK: lambda: models[NAIVE_STACK](x, mask, transitions).sum(),
-        PI_NT_LEVELWISE: lambda: levelwise_forward(models[PI_NT_LEVELWISE], x, mask,
-                                                   transitions).sentence.sum(),
+        PI_NT_LEVELWISE: lambda: levelwise(
+            models[PI_NT_LEVELWISE], x, mask, transitions
+        ).sentence.sum(),
     }
     return calls
 
 
-def training_step(optimizer: torch.optim.Optimizer,
-                  loss: Callable[[], torch.Tensor]) -> Callable[[], None]:
+def training_step(
+    optimizer: torch.optim.Optimizer, loss: Callable[[], torch.Tensor]
+) -> Callable[[], None]:
     def step() -> None:
         optimizer.zero_grad(set_to_none=True)
         loss().backward()
         optimizer.step()
+
     return step
 
 
 def measure_speed(args, models) -> Dict[str, Dict[str, Dict[str, object]]]:
-    optimizers = {name: torch.optim.RMSprop(models[name].parameters(), lr=1e-4)
-                  for name in SPEED_ROWS if name in models}
-    pool = make_batch(random_lengths(max(args.batch_sizes), args.max_len, args.seed),
-                      args.hidden, args.seed)
+    optimizers = {
+        name: torch.optim.RMSprop(models[name].parameters(), lr=1e-4)
+        for name in SPEED_ROWS
+        if name in models
+    }
+    pool = benchmark_batch(
+        random_lengths(max(args.batch_sizes), args.max_len, args.seed), args.hidden, args.seed
+    )
     results: Dict[str, Dict[str, Dict[str, object]]] = {name: {} for name in optimizers}
     for batch_size in args.batch_sizes:
         losses = loss_functions(models, pool.head(batch_size).to(args.device))
-        steps = {name: training_step(optimizer, losses[name])
-                 for name, optimizer in optimizers.items()}
+        steps = {
+            name: training_step(optimizer, losses[name]) for name, optimizer in optimizers.items()
+        }
         times = time_interleaved(steps, args.device, args.warmup, args.repeats)
         for name, seconds in times.items():
-            results[name][str(batch_size)] = {"steps_per_second": 1.0 / median(seconds),
-                                              "repeat_seconds": seconds}
-        print(f"speed, batch {batch_size}: " + ", ".join(
-            f"{name} {fmt(results[name][str(batch_size)]['steps_per_second'])}"
-            for name in times) + " steps/s", file=sys.stderr)
+            results[name][str(batch_size)] = {
+                "steps_per_second": 1.0 / median(seconds),
+                "repeat_seconds": seconds,
+            }
+        print(
+            f"speed, batch {batch_size}: "
+            + ", ".join(
+                f"{name} {fmt(results[name][str(batch_size)]['steps_per_second'])}"
+                for name in times
+            )
+            + " steps/s",
+            file=sys.stderr,
+        )
     return results
 
 
 def measure_memory(args, models) -> Dict[str, Dict[str, int]]:
     results: Dict[str, Dict[str, int]] = {name: {} for name in MEMORY_ROWS if name in models}
     for length in args.lengths:
-        batch = make_batch([length] * args.memory_batch, args.hidden, args.seed).to(args.device)
+        batch = benchmark_batch([length] * args.memory_batch, args.hidden, args.seed).to(
+            args.device
+        )
         losses = loss_functions(models, batch)
         for name in results:
             models[name].zero_grad(set_to_none=True)
             results[name][str(length)] = training_memory_bytes(losses[name], args.device)
             models[name].zero_grad(set_to_none=True)
-        print(f"memory, N={length}: " + ", ".join(
-            f"{name} {results[name][str(length)] / 2**20:.1f} MiB" for name in results),
-            file=sys.stderr)
+        print(
+            f"memory, N={length}: "
+            + ", ".join(f"{name} {results[name][str(length)] / 2**20:.1f} MiB" for name in results),
+            file=sys.stderr,
+        )
     return results
 
 
@@ -148,24 +196,34 @@ def render(data: Dict[str, object]) -> str:
     config, env = data["config"], data["environment"]
     speed, memory = data["speed"], data["memory"]
     sizes, lengths = config["batch_sizes"], config["lengths"]
-    speed_rows = [[name] + [fmt(speed[name][str(b)]["steps_per_second"]) for b in sizes]
-                  + [fmt(speed[name][str(b)]["steps_per_second"] * b) for b in sizes]
-                  for name in SPEED_ROWS if name in speed]
+    speed_rows = [
+        [name]
+        + [fmt(speed[name][str(b)]["steps_per_second"]) for b in sizes]
+        + [fmt(speed[name][str(b)]["steps_per_second"] * b) for b in sizes]
+        for name in SPEED_ROWS
+        if name in speed
+    ]
     speed_table = markdown_table(
         ["training"] + [f"steps/s B={b}" for b in sizes] + [f"sent/s B={b}" for b in sizes],
-        speed_rows)
+        speed_rows,
+    )
     memory_rows = []
     for name in MEMORY_ROWS:
         if name not in memory:
             continue
         by_length = memory[name]
         first, last = str(lengths[0]), str(lengths[-1])
-        memory_rows.append([name] + [f"{by_length[str(n)] / 2**20:.1f}" for n in lengths]
-                           + [f"{by_length[last] / by_length[first]:.2f}×",
-                              f"{growth_exponent(by_length):.2f}"])
+        memory_rows.append(
+            [name]
+            + [f"{by_length[str(n)] / 2**20:.1f}" for n in lengths]
+            + [f"{by_length[last] / by_length[first]:.2f}×", f"{growth_exponent(by_length):.2f}"]
+        )
     memory_table = markdown_table(
-        [f"memory (MiB), B={config['memory_batch']}"] + [f"N={n}" for n in lengths]
-        + [f"N={lengths[-1]} / N={lengths[0]}", "exponent"], memory_rows)
+        [f"memory (MiB), B={config['memory_batch']}"]
+        + [f"N={n}" for n in lengths]
+        + [f"N={lengths[-1]} / N={lengths[0]}", "exponent"],
+        memory_rows,
+    )
     cuda = env["device"] == "cuda"
     notes = [
         f"{env['device']} ({env.get('gpu', env['cpu'])}, torch threads: {env['torch_threads']}), "
@@ -175,15 +233,17 @@ def render(data: Dict[str, object]) -> str:
         f"{config['repeats']} interleaved timed steps, each after {config['warmup']} untimed "
         f"step(s) of the same model. "
         f"nn.LSTM {config['lstm']}. Full SPINN: given transitions + transition cross-entropy.",
-        "Memory: " + ("peak torch.cuda.max_memory_allocated over forward + backward, minus "
-                      "memory allocated before the step."
-                      if cuda else
-                      "bytes saved for backward (saved_tensors_hooks, unique storages) + "
-                      "thin-stack tapes; parameters, gradients and transient buffers excluded.")
+        "Memory: "
+        + (
+            "peak torch.cuda.max_memory_allocated over forward + backward, minus "
+            "memory allocated before the step."
+            if cuda
+            else "bytes saved for backward (saved_tensors_hooks, unique storages) + "
+            "thin-stack tapes; parameters, gradients and transient buffers excluded."
+        )
         + " All sentences exactly N words; exponent = slope of log(memory) vs log(N).",
     ]
-    return (speed_table + "\n\n" + memory_table + "\n\n"
-            + "\n".join(f"- {note}" for note in notes))
+    return speed_table + "\n\n" + memory_table + "\n\n" + "\n".join(f"- {note}" for note in notes)
 
 
 def plot(data: Dict[str, object], path: Path) -> None:
@@ -194,11 +254,20 @@ def plot(data: Dict[str, object], path: Path) -> None:
             lengths = sorted(int(n) for n in by_length)
             series[name] = (lengths, [by_length[str(n)] / 2**20 for n in lengths])
             labels[name] = f"{name} (exponent {growth_exponent(by_length):.2f})"
-    kind = ("peak CUDA allocation" if data["environment"]["device"] == "cuda"
-            else "autograd saved tensors + tape")
-    loglog_plot(path, series, "sentence length N (words)", "training memory (MiB)",
-                f"Training memory, batch {data['config']['memory_batch']}, "
-                f"D = {data['config']['hidden']} ({kind})", labels)
+    kind = (
+        "peak CUDA allocation"
+        if data["environment"]["device"] == "cuda"
+        else "autograd saved tensors + tape"
+    )
+    loglog_plot(
+        path,
+        series,
+        "sentence length N (words)",
+        "training memory (MiB)",
+        f"Training memory, batch {data['config']['memory_batch']}, "
+        f"D = {data['config']['hidden']} ({kind})",
+        labels,
+    )
 
 
 def main() -> None:
@@ -208,13 +277,19 @@ def main() -> None:
     models = build_models(args)
     data = {
         "benchmark": "training_speed",
-        "config": {**{k: (str(v) if isinstance(v, Path) else v) for k, v in vars(args).items()},
-                   "min_len": max(1, args.max_len // 3)},
+        "config": {
+            **{k: (str(v) if isinstance(v, Path) else v) for k, v in vars(args).items()},
+            "min_len": max(1, args.max_len // 3),
+        },
         "environment": environment(args.device),
         # Before any optimizer step, while the PI-NT copies still share their parameters.
         "checks_max_abs_diff_from_pi_nt": check_pi_nt_implementations(
-            models[PI_NT], make_batch(random_lengths(8, args.max_len, args.seed), args.hidden,
-                                      args.seed).to(args.device), models[NAIVE_STACK]),
+            models[PI_NT],
+            benchmark_batch(random_lengths(8, args.max_len, args.seed), args.hidden, args.seed).to(
+                args.device
+            ),
+            models[NAIVE_STACK],
+        ),
         "speed": measure_speed(args, models),
         "memory": measure_memory(args, models),
     }

@@ -1,10 +1,12 @@
 """Times sequential (thin stack, 2N-1 steps) vs level-wise (tree-height steps) SPINN-PI-NT.
 
-    .venv/bin/python scripts/time_levelwise.py [--device cpu] [--batch 128] [--dim 300] [--threads 1]
+    .venv/bin/python scripts/time_levelwise.py [--device cpu] [--batch 128] [--dim 300]
+        [--threads 1]
 
-Median and min of --repeats interleaved runs each: forward alone (no_grad), forward + backward, and the level-wise
-plan (the index precompute) alone.
+Median and min of --repeats interleaved runs each: forward alone (no_grad), forward + backward,
+and the level-wise plan (the index precompute) alone.
 """
+
 import argparse
 import random
 import statistics
@@ -18,18 +20,12 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from spinn_allennlp.core import transitions as tr  # noqa: E402
 from spinn_allennlp.core.levelwise import levelwise_forward, plan_levels  # noqa: E402
 from spinn_allennlp.core.spinn import Spinn  # noqa: E402
-
-
-def random_tree(words, rng):
-    if len(words) == 1:
-        return words[0]
-    split = rng.randint(1, len(words) - 1)
-    return (random_tree(words[:split], rng), random_tree(words[split:], rng))
+from spinn_allennlp.testing import random_transitions  # noqa: E402
 
 
 def batch(kind, lengths, dim, rng, device):
     build = {
-        "random": lambda n: tr.tree_to_transitions(random_tree([str(i) for i in range(n)], rng))[1],
+        "random": lambda n: random_transitions(n, rng),
         "balanced": tr.balanced_transitions,
         "right-branching": tr.right_branching_transitions,
     }[kind]
@@ -73,14 +69,18 @@ def main():
     rng = random.Random(0)
     model = Spinn(args.dim, args.dim).to(device)
     lengths = [rng.randint(args.min_words, args.max_words) for _ in range(args.batch)]
-    print(f"device={device} threads={torch.get_num_threads()} B={args.batch} D={args.dim} "
-          f"N in {args.min_words}..{args.max_words}, {args.repeats} runs, ms")
+    print(
+        f"device={device} threads={torch.get_num_threads()} B={args.batch} D={args.dim} "
+        f"N in {args.min_words}..{args.max_words}, {args.repeats} runs, ms"
+    )
     for kind in ("random", "balanced", "right-branching"):
         inputs, mask, transitions = batch(kind, lengths, args.dim, rng, device)
         plan = plan_levels(transitions, mask.size(1))
         runs = {
             "seq": lambda: model(inputs, mask, transitions),
-            "lvl": lambda: levelwise_forward(model, inputs, mask, transitions),
+            "lvl": lambda: levelwise_forward(
+                model.projection, model.compose, inputs, mask, transitions
+            ),
         }
         cases = {"plan": lambda: plan_levels(transitions, mask.size(1))}
         for name, run in runs.items():
@@ -95,8 +95,10 @@ def main():
                 if round_:
                     times[name].append(elapsed)
         composed = int(sum(level[0].numel() for level in plan.levels))
-        print(f"{kind}: T={transitions.size(1)} steps, {len(plan.levels)} levels; rows composed: "
-              f"seq {transitions.numel()}, lvl {composed}")
+        print(
+            f"{kind}: T={transitions.size(1)} steps, {len(plan.levels)} levels; rows composed: "
+            f"seq {transitions.numel()}, lvl {composed}"
+        )
         for name, values in times.items():
             print(f"  {name:>12}: median {statistics.median(values):8.1f}  min {min(values):8.1f}")
 

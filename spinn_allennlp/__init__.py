@@ -1,11 +1,16 @@
-"""spinn_allennlp: SPINN (Bowman et al. 2016) for AllenNLP.
+"""spinn_allennlp: SPINN (Bowman, Gauthier et al. 2016) for AllenNLP.
 
-``.allennlp_plugins`` imports this package non-recursively, so every module that registers
-something with AllenNLP is imported here. The pure-PyTorch core (``spinn_allennlp.core``) does
-not import AllenNLP.
+The pure-PyTorch core (`spinn_allennlp.core`) and the test helpers (`spinn_allennlp.testing`)
+need torch alone: importing them loads no AllenNLP. The registered components (encoder, readers,
+models, predictors, ...) are imported by `spinn_allennlp.plugin`, which `.allennlp_plugins`
+names; `--include-package spinn_allennlp` imports them too.
 """
-from spinn_allennlp.modules.spinn_encoder import SpinnEncoder
-from spinn_allennlp.nli.dataset_reader import SnliTransitionsReader
-from spinn_allennlp.nli.model import SpinnNliClassifier
-from spinn_allennlp.nli.predictor import SpinnNliPredictor
-from spinn_allennlp.training.learning_rate_schedulers import StepDecayPerBatch
+
+import sys
+
+__version__ = "0.2.0"
+
+# When AllenNLP is already loaded (its CLI imports plugins after itself), register everything,
+# so that a plugins file naming just `spinn_allennlp` works as well.
+if "allennlp" in sys.modules:
+    from spinn_allennlp import plugin  # noqa: F401,E402

@@ -1,6 +1,7 @@
 """The neural layers SPINN is made of (paper §3.2-3.4): buffer projection, composition
 functions, tracking LSTM and transition classifier. Each works on a batch of rows."""
-from typing import Optional, Tuple
+
+from typing import Dict, Optional, Tuple, Type
 
 import torch
 from torch import nn
@@ -15,8 +16,9 @@ class BufferProjection(nn.Module):
     statistics): the result is their ``(num_real_tokens, node_dim)`` rows, in ``mask`` order.
     """
 
-    def __init__(self, input_dim: int, node_dim: int, dropout: float = 0.0,
-                 batch_norm: bool = False) -> None:
+    def __init__(
+        self, input_dim: int, node_dim: int, dropout: float = 0.0, batch_norm: bool = False
+    ) -> None:
         super().__init__()
         # Batch norm's shift makes a bias before it redundant.
         self.linear = nn.Linear(input_dim, node_dim, bias=not batch_norm)
@@ -30,18 +32,42 @@ class BufferProjection(nn.Module):
         return self.dropout(projected)
 
 
-class TreeLSTMComposition(nn.Module):
+class Composition(nn.Module):
+    """What the thin stack needs of a composition function: ``forward(left, right, extra)``
+    maps two children's node rows (and an optional extra input per row, e.g. the tracker's
+    state) to the parent's node row, and ``hidden(nodes)`` reads h out of node rows.
+
+    ``hidden_dim`` is D; ``node_dim`` the width of a node row (2D for [h; c], D for h only);
+    ``extra_dim`` the width of the extra input (0 for none)."""
+
+    hidden_dim: int
+    node_dim: int
+    extra_dim: int
+
+    def forward(
+        self, left: torch.Tensor, right: torch.Tensor, extra: Optional[torch.Tensor] = None
+    ) -> torch.Tensor:
+        raise NotImplementedError
+
+    @staticmethod
+    def hidden(nodes: torch.Tensor) -> torch.Tensor:
+        raise NotImplementedError
+
+
+class TreeLSTMComposition(Composition):
     """Eq. 1-3: binary TreeLSTM with separate forget gates for the two children and an optional
     extra input ``e`` (the tracking LSTM's state). Nodes are ``[h; c]`` rows of width 2D."""
 
     def __init__(self, hidden_dim: int, extra_dim: int = 0) -> None:
         super().__init__()
         self.hidden_dim = hidden_dim
+        self.extra_dim = extra_dim
         self.node_dim = 2 * hidden_dim
         self.linear = nn.Linear(2 * hidden_dim + extra_dim, 5 * hidden_dim)
 
-    def forward(self, left: torch.Tensor, right: torch.Tensor,
-                extra: Optional[torch.Tensor] = None) -> torch.Tensor:
+    def forward(
+        self, left: torch.Tensor, right: torch.Tensor, extra: Optional[torch.Tensor] = None
+    ) -> torch.Tensor:
         h_left, c_left = left.chunk(2, dim=-1)
         h_right, c_right = right.chunk(2, dim=-1)
         features = [h_left, h_right] if extra is None else [h_left, h_right, extra]
@@ -58,17 +84,19 @@ class TreeLSTMComposition(nn.Module):
         return nodes[..., : nodes.size(-1) // 2]
 
 
-class TreeRNNComposition(nn.Module):
+class TreeRNNComposition(Composition):
     """The plain TreeRNN of the SPINN blog post: p = tanh(W [c1; c2; e] + b). Nodes are h only."""
 
     def __init__(self, hidden_dim: int, extra_dim: int = 0) -> None:
         super().__init__()
         self.hidden_dim = hidden_dim
+        self.extra_dim = extra_dim
         self.node_dim = hidden_dim
         self.linear = nn.Linear(2 * hidden_dim + extra_dim, hidden_dim)
 
-    def forward(self, left: torch.Tensor, right: torch.Tensor,
-                extra: Optional[torch.Tensor] = None) -> torch.Tensor:
+    def forward(
+        self, left: torch.Tensor, right: torch.Tensor, extra: Optional[torch.Tensor] = None
+    ) -> torch.Tensor:
         features = [left, right] if extra is None else [left, right, extra]
         return torch.tanh(self.linear(torch.cat(features, dim=-1)))
 
@@ -77,7 +105,10 @@ class TreeRNNComposition(nn.Module):
         return nodes
 
 
-COMPOSITIONS = {"treelstm": TreeLSTMComposition, "treernn": TreeRNNComposition}
+COMPOSITIONS: Dict[str, Type[Composition]] = {
+    "treelstm": TreeLSTMComposition,
+    "treernn": TreeRNNComposition,
+}
 
 
 class Tracker(nn.Module):
@@ -90,12 +121,19 @@ class Tracker(nn.Module):
         self.cell = nn.LSTMCell(3 * hidden_dim, tracking_dim)
         self.transition_classifier = nn.Linear(tracking_dim, 2) if predict_transitions else None
 
-    def initial_state(self, batch_size: int, like: torch.Tensor) -> Tuple[torch.Tensor, torch.Tensor]:
+    def initial_state(
+        self, batch_size: int, like: torch.Tensor
+    ) -> Tuple[torch.Tensor, torch.Tensor]:
         zeros = like.new_zeros(batch_size, self.tracking_dim)
         return zeros, zeros
 
-    def forward(self, buffer_top: torch.Tensor, stack_top: torch.Tensor,
-                stack_second: torch.Tensor, state: Tuple[torch.Tensor, torch.Tensor]):
+    def forward(
+        self,
+        buffer_top: torch.Tensor,
+        stack_top: torch.Tensor,
+        stack_second: torch.Tensor,
+        state: Tuple[torch.Tensor, torch.Tensor],
+    ):
         h, c = self.cell(torch.cat([buffer_top, stack_top, stack_second], dim=-1), state)
         logits = self.transition_classifier(h) if self.transition_classifier is not None else None
         return (h, c), logits

@@ -4,7 +4,7 @@ Without a tracking LSTM a node depends on nothing but its two children, so every
 same height, across the whole batch, can be composed in one call, as in DGL's Tree-LSTM: the
 loop runs (max tree height) times instead of T = 2N - 1 (a balanced 64-word tree: 6 calls
 instead of 127). The result is :meth:`Spinn.forward`'s with ``mode="given"``, up to float
-rounding, with the same parameters and layers (``model.projection``, ``model.compose``).
+rounding, with the same layers (the model's ``projection`` and ``compose``).
 
 Memory layout: one write-once tape (see ``tape.py``) for the whole batch of B sentences of up
 to N words, so what autograd keeps stays O(rows x node_dim), however many levels there are:
@@ -14,14 +14,20 @@ to N words, so what autograd keeps stays O(rows x node_dim), however many levels
   padding positions are never written nor read);
 * then one row per REDUCE of the batch, in (sentence, step) order.
 """
+
 from dataclasses import dataclass
 from typing import List, Optional, Tuple
 
 import torch
 
-from spinn_allennlp.core.spinn import (GIVEN, Spinn, SpinnOutput, _fit_width,
-                                       check_given_transitions, checked_mask,
-                                       default_transitions)
+from spinn_allennlp.core.batching import (
+    check_given_transitions,
+    checked_mask,
+    default_transitions,
+    fit_width,
+)
+from spinn_allennlp.core.cells import BufferProjection, Composition
+from spinn_allennlp.core.output import GIVEN, SpinnOutput
 from spinn_allennlp.core.tape import WriteOnceTape
 from spinn_allennlp.core.transitions import REDUCE, SHIFT
 
@@ -71,8 +77,9 @@ def plan_levels(transitions: torch.Tensor, max_tokens: int) -> LevelPlan:
     while True:
         h_left, h_right = height.index_select(0, left), height.index_select(0, right)
         known = torch.minimum(h_left, h_right) >= 0
-        settled = height.index_copy(0, reduces, torch.where(
-            known, 1 + torch.maximum(h_left, h_right), -1))
+        settled = height.index_copy(
+            0, reduces, torch.where(known, 1 + torch.maximum(h_left, h_right), -1)
+        )
         if torch.equal(settled, height):
             break
         height = settled
@@ -90,17 +97,24 @@ def plan_levels(transitions: torch.Tensor, max_tokens: int) -> LevelPlan:
 
 
 def levelwise_forward(
-    model: Spinn,
+    projection: BufferProjection,
+    compose: Composition,
     inputs: torch.Tensor,
     mask: torch.Tensor,
     transitions: Optional[torch.Tensor] = None,
     return_nodes: bool = False,
 ) -> SpinnOutput:
-    """``model(inputs, mask, transitions, mode="given", return_nodes=...)`` for a model without
-    tracking, composed level by level. No transitions: the balanced tree, as there."""
-    if model.tracker is not None:
-        raise ValueError("level-wise batching needs a model without tracking (SPINN-PI-NT): "
-                         "the tracking LSTM makes every node depend on all earlier steps")
+    """SPINN-PI-NT over given transitions (the balanced tree when None), composed level by
+    level: ``Spinn.forward(inputs, mask, transitions, mode="given", return_nodes=...)`` of a
+    model without tracking whose layers are ``projection`` and ``compose``.
+
+    inputs: (B, N, input_dim) word vectors; mask: (B, N), True on real words, which come first.
+    """
+    if compose.extra_dim:
+        raise ValueError(
+            "level-wise batching needs a composition without an extra input (SPINN-PI-NT): "
+            "a tracking LSTM makes every node depend on all earlier steps"
+        )
     device = inputs.device
     batch_size, max_tokens = mask.shape
     mask, lengths = checked_mask(mask)
@@ -108,23 +122,31 @@ def levelwise_forward(
         transitions = default_transitions(lengths)
     num_steps = check_given_transitions(transitions, lengths).to(device)
     total_steps = int(num_steps.max()) if batch_size else 0
-    transitions = _fit_width(transitions.long(), total_steps).to(device)
+    transitions = fit_width(transitions.long(), total_steps).to(device)
     if batch_size == 0:
-        return SpinnOutput(inputs.new_zeros(0, model.hidden_dim),
-                           transitions=torch.zeros(0, 0, dtype=torch.long, device=device))
+        return SpinnOutput(
+            inputs.new_zeros(0, compose.hidden_dim),
+            transitions=torch.zeros(0, 0, dtype=torch.long, device=device),
+        )
 
     plan = plan_levels(transitions, max_tokens)
     # Rows are read only once written, but for row 0; padding words are never written.
-    tape = WriteOnceTape(plan.num_rows, model.node_dim, like=inputs,
-                         zero_rows=torch.zeros(1, dtype=torch.long, device=device))
+    tape = WriteOnceTape(
+        plan.num_rows,
+        compose.node_dim,
+        like=inputs,
+        zero_rows=torch.zeros(1, dtype=torch.long, device=device),
+    )
     # The same projection call as Spinn.forward, so batch norm and dropout see (and draw)
     # exactly the same.
-    word_rows = 1 + torch.arange(batch_size * max_tokens, device=device).view(batch_size, max_tokens)
-    tape.write(word_rows[mask], model.projection(inputs, mask))
+    word_rows = 1 + torch.arange(batch_size * max_tokens, device=device).view(
+        batch_size, max_tokens
+    )
+    tape.write(word_rows[mask], projection(inputs, mask))
     for rows, left, right in plan.levels:
         # One read of both children and one composition for every node of this height.
         left_nodes, right_nodes = tape.read(torch.cat([left, right])).split(rows.numel())
-        tape.write(rows, model.compose(left_nodes, right_nodes))
+        tape.write(rows, compose(left_nodes, right_nodes))
 
     # The stack top after the last step is the node that step pushed (0 if there was none).
     if total_steps:
@@ -132,11 +154,12 @@ def levelwise_forward(
         top = torch.where(num_steps > 0, last, 0)
     else:
         top = torch.zeros(batch_size, dtype=torch.long, device=device)
-    hidden = model.compose.hidden
-    output = SpinnOutput(sentence=hidden(tape.read(top)), transitions=transitions.clone(),
-                         mode=GIVEN)
+    hidden = compose.hidden
+    output = SpinnOutput(
+        sentence=hidden(tape.read(top)), transitions=transitions.clone(), mode=GIVEN
+    )
     if return_nodes:
         nodes = tape.read(plan.node_rows.flatten())
-        output.node_states = nodes.view(batch_size, total_steps, model.node_dim)
+        output.node_states = nodes.view(batch_size, total_steps, compose.node_dim)
         output.node_hidden = hidden(output.node_states)
     return output

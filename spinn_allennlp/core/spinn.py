@@ -12,33 +12,23 @@ one copy fewer). The backpointer queue Q of Algorithm 1 is a ``(B, N + 1)`` tens
 pointers with a depth per sentence, updated with tensor ops: there is no Python loop over
 sentences, only over the T steps. What autograd keeps is O(B * T * D).
 """
-from dataclasses import dataclass
+
 from typing import List, Optional
 
 import torch
 from torch import nn
 
+from spinn_allennlp.core.batching import (
+    check_given_transitions,
+    checked_mask,
+    default_transitions,
+    fit_width,
+)
 from spinn_allennlp.core.cells import COMPOSITIONS, BufferProjection, Tracker
+from spinn_allennlp.core.levelwise import levelwise_forward
+from spinn_allennlp.core.output import GIVEN, MIXED, MODES, SpinnOutput
 from spinn_allennlp.core.tape import WriteOnceTape
-from spinn_allennlp.core.transitions import PAD, REDUCE, SHIFT, balanced_transitions
-
-GIVEN, PREDICTED, MIXED = "given", "predicted", "mixed"
-
-
-@dataclass
-class SpinnOutput:
-    # (B, D): h of the stack top after the last step; zeros for an empty sentence.
-    sentence: torch.Tensor
-    # (B, T): the transitions actually followed, PAD after each sentence's end.
-    transitions: torch.Tensor
-    # (B, T, 2) SHIFT/REDUCE logits at each step, when the model has a parser.
-    transition_logits: Optional[torch.Tensor] = None
-    # (B, T, D) h and (B, T, node_dim) full state of the node pushed at each step (the tree's
-    # nodes in post-order: leaves at SHIFTs, constituents at REDUCEs), when asked for.
-    node_hidden: Optional[torch.Tensor] = None
-    node_states: Optional[torch.Tensor] = None
-    # Which transitions were followed: "given", "predicted" or "mixed".
-    mode: str = GIVEN
+from spinn_allennlp.core.transitions import PAD, REDUCE, SHIFT
 
 
 class Spinn(nn.Module):
@@ -66,16 +56,20 @@ class Spinn(nn.Module):
         if predict_transitions and tracking_dim <= 0:
             raise ValueError("predicting transitions needs a tracking LSTM (tracking_dim > 0)")
         if composition not in COMPOSITIONS:
-            raise ValueError(f"composition must be one of {sorted(COMPOSITIONS)}, got {composition!r}")
+            raise ValueError(
+                f"composition must be one of {sorted(COMPOSITIONS)}, got {composition!r}"
+            )
         self.input_dim = input_dim
         self.hidden_dim = hidden_dim
         self.predict_transitions = predict_transitions
         self.compose = COMPOSITIONS[composition](hidden_dim, extra_dim=max(tracking_dim, 0))
         self.node_dim = self.compose.node_dim
-        self.projection = BufferProjection(input_dim, self.node_dim, projection_dropout,
-                                           projection_batch_norm)
-        self.tracker = (Tracker(hidden_dim, tracking_dim, predict_transitions)
-                        if tracking_dim > 0 else None)
+        self.projection = BufferProjection(
+            input_dim, self.node_dim, projection_dropout, projection_batch_norm
+        )
+        self.tracker = (
+            Tracker(hidden_dim, tracking_dim, predict_transitions) if tracking_dim > 0 else None
+        )
         # Given transitions and no tracking: compose level by level (core/levelwise.py), the
         # loop running tree-height times instead of 2N - 1. Same function, same parameters.
         self.levelwise = levelwise
@@ -101,38 +95,43 @@ class Spinn(nn.Module):
         ``self_transition_prob`` is the chance, per step, that "mixed" mode follows the model's
         own prediction instead of the given transition (NSHRDLU Model 2).
         """
-        if mode not in (GIVEN, PREDICTED, MIXED):
+        if mode not in MODES:
             raise ValueError(f"unknown transition mode {mode!r}")
         if mode != GIVEN and not self.predict_transitions:
             raise ValueError(f"mode {mode!r} needs a parser (predict_transitions=True)")
         if mode == MIXED and transitions is None:
             raise ValueError("mode 'mixed' needs given transitions to mix with")
         if mode == GIVEN and self.tracker is None and self.levelwise:
-            from spinn_allennlp.core.levelwise import levelwise_forward  # imports this module
-
-            return levelwise_forward(self, inputs, mask, transitions, return_nodes)
+            return levelwise_forward(
+                self.projection, self.compose, inputs, mask, transitions, return_nodes
+            )
         batch_size, max_tokens = mask.shape
         mask, lengths = checked_mask(mask)
-        if mode == GIVEN and transitions is None:
-            transitions = default_transitions(lengths)
         if mode == GIVEN:
+            if transitions is None:
+                transitions = default_transitions(lengths)
             num_steps = check_given_transitions(transitions, lengths)
         else:
             num_steps = (2 * lengths - 1).clamp(min=0)
         total_steps = int(num_steps.max()) if batch_size else 0
         if transitions is not None:
-            transitions = _fit_width(transitions.long(), total_steps)
+            transitions = fit_width(transitions.long(), total_steps)
 
         device = inputs.device
         rows_per_sentence = 1 + max_tokens + total_steps
         base = torch.arange(batch_size, device=device) * rows_per_sentence  # row 0 of each sentence
         if batch_size == 0:
-            return SpinnOutput(inputs.new_zeros(0, self.hidden_dim), mode=mode,
-                               transitions=torch.zeros(0, 0, dtype=torch.long, device=device))
-        tape = WriteOnceTape(batch_size * rows_per_sentence, self.node_dim, like=inputs,
-                             zero_rows=base)
-        sparse_compose = (self.sparse_compose if self.sparse_compose is not None
-                          else device.type == "cpu")
+            return SpinnOutput(
+                inputs.new_zeros(0, self.hidden_dim),
+                mode=mode,
+                transitions=torch.zeros(0, 0, dtype=torch.long, device=device),
+            )
+        tape = WriteOnceTape(
+            batch_size * rows_per_sentence, self.node_dim, like=inputs, zero_rows=base
+        )
+        sparse_compose = (
+            self.sparse_compose if self.sparse_compose is not None else device.type == "cpu"
+        )
 
         buffer_rows = base.unsqueeze(1) + 1 + torch.arange(max_tokens, device=device)
         tape.write(buffer_rows[mask], self.projection(inputs, mask))  # padding rows: never read
@@ -141,8 +140,9 @@ class Spinn(nn.Module):
         queue = base.unsqueeze(1).repeat(1, max_tokens + 1)  # Q: row pointers, bottom first
         depth = torch.zeros_like(lengths)
         buffer_position = torch.zeros_like(lengths)  # words shifted so far
-        tracker_state = (self.tracker.initial_state(batch_size, inputs)
-                         if self.tracker is not None else None)
+        tracker_state = (
+            self.tracker.initial_state(batch_size, inputs) if self.tracker is not None else None
+        )
         followed: List[torch.Tensor] = []
         pushed: List[torch.Tensor] = []
         all_logits: List[torch.Tensor] = []
@@ -158,7 +158,8 @@ class Spinn(nn.Module):
                 read = tape.read(torch.cat([buffer_top, stack_top, stack_second]))
                 buffer_node, right, left = read.split(batch_size)
                 tracker_state, logits = self.tracker(
-                    hidden(buffer_node), hidden(right), hidden(left), tracker_state)
+                    hidden(buffer_node), hidden(right), hidden(left), tracker_state
+                )
                 if logits is not None:
                     all_logits.append(logits)
                 extra = tracker_state[0]
@@ -168,10 +169,13 @@ class Spinn(nn.Module):
             # Which transition each sentence takes at step t.
             active = t < num_steps
             if mode == GIVEN:
+                assert transitions is not None
                 action = transitions[:, t]
             else:
+                assert logits is not None
                 predicted = logits.argmax(dim=-1)
                 if mode == MIXED:
+                    assert transitions is not None
                     follow_own = torch.rand(batch_size, device=device) < self_transition_prob
                     predicted = torch.where(follow_own, predicted, transitions[:, t])
                 # Only legal moves, so every prediction is a binary tree over all the words.
@@ -192,8 +196,10 @@ class Spinn(nn.Module):
                         left, right = tape.read(pointers).chunk(2)
                     else:
                         left, right = left[rows], right[rows]
-                    tape.write(new_row[rows], self.compose(
-                        left, right, None if extra is None else extra[rows]))
+                    tape.write(
+                        new_row[rows],
+                        self.compose(left, right, None if extra is None else extra[rows]),
+                    )
             else:
                 # The whole batch at once; rows of sentences that don't reduce at t are written
                 # but never pointed to.
@@ -203,7 +209,9 @@ class Spinn(nn.Module):
 
             # Push: a SHIFT puts the buffer top at depth, a REDUCE replaces the top two by S[t].
             push_row = torch.where(is_shift, buffer_top, torch.where(is_reduce, new_row, base))
-            slot = torch.where(is_shift, depth, torch.where(is_reduce, depth - 2, depth - 1)).clamp(min=0)
+            slot = torch.where(is_shift, depth, torch.where(is_reduce, depth - 2, depth - 1)).clamp(
+                min=0
+            )
             keep = queue[batch_index, slot]
             queue[batch_index, slot] = torch.where(is_shift | is_reduce, push_row, keep)
             depth = depth + is_shift.long() - is_reduce.long()
@@ -215,8 +223,11 @@ class Spinn(nn.Module):
         sentence = hidden(tape.read(top))
         output = SpinnOutput(
             sentence=sentence,
-            transitions=(torch.stack(followed, dim=1) if followed
-                         else torch.zeros(batch_size, 0, dtype=torch.long, device=device)),
+            transitions=(
+                torch.stack(followed, dim=1)
+                if followed
+                else torch.zeros(batch_size, 0, dtype=torch.long, device=device)
+            ),
             transition_logits=torch.stack(all_logits, dim=1) if all_logits else None,
             mode=mode,
         )
@@ -230,72 +241,7 @@ class Spinn(nn.Module):
         return output
 
 
-def checked_mask(mask: torch.Tensor):
-    """The mask as bool and each sentence's length. Words must come first in each row (as
-    AllenNLP pads): the k-th SHIFT pushes the word at position k, and padding positions are
-    never projected, so a mask with holes would read rows nobody wrote."""
-    mask = mask.bool()
-    lengths = mask.sum(dim=1)
-    left_aligned = torch.arange(mask.size(1), device=mask.device).unsqueeze(0) < lengths.unsqueeze(1)
-    bad_rows = (mask != left_aligned).any(dim=1)
-    if bool(bad_rows.any()):
-        row = int(bad_rows.nonzero()[0])
-        raise ValueError(f"mask row {row} has padding before a word: {mask[row].int().tolist()}; "
-                         "real tokens must come first")
-    return mask, lengths
-
-
 def _peek(queue: torch.Tensor, position: torch.Tensor, base: torch.Tensor) -> torch.Tensor:
     """Row pointer at ``position`` in each sentence's queue, or its zero row if position < 0."""
     pointer = queue.gather(1, position.clamp(min=0).unsqueeze(1)).squeeze(1)
     return torch.where(position >= 0, pointer, base)
-
-
-def _fit_width(transitions: torch.Tensor, width: int) -> torch.Tensor:
-    if transitions.size(1) >= width:
-        return transitions[:, :width]
-    padding = transitions.new_full((transitions.size(0), width - transitions.size(1)), PAD)
-    return torch.cat([transitions, padding], dim=1)
-
-
-_default_cache = {}
-
-
-def default_transitions(lengths: torch.Tensor) -> torch.Tensor:
-    """(B, 2N-1) transitions of the balanced binary tree over each sentence's words."""
-    sequences = []
-    for length in lengths.tolist():
-        if length not in _default_cache:
-            _default_cache[length] = balanced_transitions(length)
-        sequences.append(_default_cache[length])
-    width = max((len(s) for s in sequences), default=0)
-    padded = [s + [PAD] * (width - len(s)) for s in sequences]
-    return torch.tensor(padded, dtype=torch.long, device=lengths.device).view(len(sequences), width)
-
-
-def check_given_transitions(transitions: torch.Tensor, lengths: torch.Tensor) -> torch.Tensor:
-    """Checks (batched, on device, one sync) that each row builds a binary tree over its words
-    (or, as in the paper's left-padded mode, a stack of trees whose top is the sentence) and
-    returns each row's number of steps. Raises ValueError naming the first bad row."""
-    transitions = transitions.long()
-    is_shift = transitions == SHIFT
-    is_reduce = transitions == REDUCE
-    is_step = is_shift | is_reduce
-    num_steps = is_step.sum(dim=1)
-    positions = torch.arange(transitions.size(1), device=transitions.device)
-    depth = (is_shift.long() - is_reduce.long()).cumsum(dim=1)
-    problems = {
-        "unknown transition value": ~(is_step | (transitions == PAD)),
-        "PAD before the end": is_step & (positions.unsqueeze(0) >= num_steps.unsqueeze(1)),
-        "REDUCE with fewer than two items on the stack": is_reduce & (depth < 1),
-        "number of SHIFTs differs from number of words": (is_shift.sum(dim=1) != lengths).unsqueeze(1),
-    }
-    bad = torch.stack([p.any(dim=1) for p in problems.values()], dim=1)  # (B, problems)
-    if bool(bad.any()):
-        row, which = [int(x) for x in bad.nonzero()[0]]
-        reason = list(problems)[which]
-        raise ValueError(
-            f"invalid given transitions for sentence {row} of the batch ({int(lengths[row])} "
-            f"words): {reason}: {transitions[row].tolist()}"
-        )
-    return num_steps

@@ -15,6 +15,7 @@ Neither saves anything for backward but its index vector. A zero-size "token" te
 through every call in program order, so the autograd engine runs a write's backward only after
 the backward of every read that came later, i.e. after the row's gradient is complete.
 """
+
 from typing import Optional
 
 import torch
@@ -39,8 +40,13 @@ class _Table:
 class WriteOnceTape:
     """A ``(num_rows, width)`` table written a row at a time, each row at most once."""
 
-    def __init__(self, num_rows: int, width: int, like: torch.Tensor,
-                 zero_rows: Optional[torch.Tensor] = None) -> None:
+    def __init__(
+        self,
+        num_rows: int,
+        width: int,
+        like: torch.Tensor,
+        zero_rows: Optional[torch.Tensor] = None,
+    ) -> None:
         if zero_rows is None:
             data = like.new_zeros(num_rows, width)
         else:
@@ -72,7 +78,7 @@ class WriteOnceTape:
 
 class _Write(torch.autograd.Function):
     @staticmethod
-    def forward(ctx, table: _Table, token, value, index):  # type: ignore[override]
+    def forward(ctx, table: _Table, token, value, index):
         table.data.index_copy_(0, index, value.to(table.data.dtype))
         ctx.table = table
         ctx.value_dtype = value.dtype
@@ -80,7 +86,7 @@ class _Write(torch.autograd.Function):
         return token.new_zeros(0)
 
     @staticmethod
-    def backward(ctx, grad_token):  # type: ignore[override]
+    def backward(ctx, grad_token):
         (index,) = ctx.saved_tensors
         grads = ctx.table.grad_table()
         grad_value = grads.index_select(0, index).to(ctx.value_dtype)
@@ -91,13 +97,13 @@ class _Write(torch.autograd.Function):
 
 class _Read(torch.autograd.Function):
     @staticmethod
-    def forward(ctx, table: _Table, token, index):  # type: ignore[override]
+    def forward(ctx, table: _Table, token, index):
         ctx.table = table
         ctx.save_for_backward(index)
         return table.data.index_select(0, index)
 
     @staticmethod
-    def backward(ctx, grad_rows):  # type: ignore[override]
+    def backward(ctx, grad_rows):
         (index,) = ctx.saved_tensors
         # index_put_ with accumulate sums repeated indices like index_add_, but index_add_ on
         # CPU (a scatter_add_ underneath) was measured 10-1000x slower here.

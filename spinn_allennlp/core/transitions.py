@@ -9,6 +9,7 @@ words always has T = 2N - 1 transitions; a one-word sentence is a single SHIFT.
 
 A tree is either a token (``str``) or a pair ``(left, right)`` of trees.
 """
+
 from typing import List, Optional, Sequence, Tuple, Union
 
 SHIFT = 0

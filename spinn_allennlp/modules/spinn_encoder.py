@@ -1,31 +1,57 @@
-"""SPINN as an AllenNLP ``Seq2VecEncoder`` registered as ``"spinn"``."""
 from typing import Optional
 
 import torch
 from allennlp.modules.seq2vec_encoders import Seq2VecEncoder
 
-from spinn_allennlp.core.spinn import GIVEN, MIXED, PREDICTED, Spinn, SpinnOutput
+from spinn_allennlp.core.output import GIVEN, MIXED, PREDICTED, SpinnOutput
+from spinn_allennlp.core.spinn import Spinn
+from spinn_allennlp.modules.tree_encoder import TreeEncoder
 
 
 @Seq2VecEncoder.register("spinn")
-class SpinnEncoder(Seq2VecEncoder):
-    """Encodes a sentence by shift-reduce TreeLSTM composition over a binary tree.
+class SpinnEncoder(TreeEncoder):
+    """SPINN (Bowman et al. 2016): encodes a sentence by shift-reduce TreeLSTM composition over a
+    binary tree, with a thin stack batched over sentences.
 
-    Which tree: the ``transitions`` passed to ``forward`` (gold parses from a reader such as
-    ``snli_transitions``); with ``predict_transitions``, the encoder's own parser when no
-    transitions are given, and at evaluation time unless ``parse_at_test_time`` is false; with
-    neither, the balanced binary tree over the words. So ``"type": "spinn"`` also works in
-    configs that know nothing of trees (``basic_classifier``).
+    Which tree: the `transitions` passed to `forward`/`encode` (gold parses from a reader such as
+    `snli_transitions`); with `predict_transitions`, the encoder's own parser when no
+    transitions are given, and at evaluation time unless `parse_at_test_time` is false; with
+    neither, the balanced binary tree over the words. So `"type": "spinn"` also works in
+    configs that know nothing of trees (`basic_classifier`).
 
-    Paper variants (Bowman et al. 2016, Table 3): ``tracking_dim=0`` is SPINN-PI-NT (a plain
-    TreeLSTM); ``tracking_dim>0`` is SPINN-PI; adding ``predict_transitions=true`` gives the
-    full SPINN. ``levelwise`` (default true) composes SPINN-PI-NT with given transitions one
-    tree level at a time, batch-wide, instead of step by step. ``self_transition_prob`` > 0 makes training follow the model's own predicted
-    transition at each step with that probability (NSHRDLU Model 2).
+    The paper's variants (Table 3): `tracking_dim = 0` is SPINN-PI-NT (exactly a TreeLSTM);
+    `tracking_dim > 0` is SPINN-PI; adding `predict_transitions = true` gives the full SPINN.
 
-    ``forward`` returns the sentence vector; ``encode`` returns the full
-    :class:`~spinn_allennlp.core.spinn.SpinnOutput` (transition logits, the transitions
-    followed, and on request every tree node's state).
+    Input shape: (batch_size, num_tokens, input_dim) with a mask of real tokens first;
+    output shape: (batch_size, hidden_dim). `encode` returns the whole `SpinnOutput`.
+
+    Registered as a `Seq2VecEncoder` with name "spinn".
+
+    # Parameters
+
+    input_dim : `int`
+        Size of the word vectors.
+    hidden_dim : `int`
+        D, the size of a tree node's h (and c): the output size.
+    tracking_dim : `int`, optional (default = `0`)
+        Size of the tracking LSTM (§3.3); 0 for none.
+    predict_transitions : `bool`, optional (default = `False`)
+        A transition classifier on the tracker's state (eq. 5); needs `tracking_dim > 0`.
+        The model must train it with the transition loss (see `spinn_nli`).
+    parse_at_test_time : `bool`, optional (default = `True`)
+        With a parser: follow its own parse at evaluation even when gold transitions are given.
+    self_transition_prob : `float`, optional (default = `0.0`)
+        With a parser, in training: the chance per step of following its own prediction instead
+        of the gold transition (NSHRDLU Model 2).
+    composition : `str`, optional (default = `"treelstm"`)
+        `"treelstm"` (eq. 1-3) or `"treernn"` (the blog post's tanh layer).
+    projection_dropout : `float`, optional (default = `0.0`)
+        Drop rate on the projected words (eq. 4).
+    projection_batch_norm : `bool`, optional (default = `False`)
+        Batch normalisation of the projected words, over real tokens only.
+    levelwise : `bool`, optional (default = `True`)
+        SPINN-PI-NT with given transitions: compose one tree level at a time, batch-wide
+        (same function, fewer and larger calls).
     """
 
     def __init__(
@@ -60,6 +86,10 @@ class SpinnEncoder(Seq2VecEncoder):
         self.self_transition_prob = self_transition_prob
 
     @property
+    def has_parser(self) -> bool:
+        return self.spinn.predict_transitions
+
+    @property
     def predict_transitions(self) -> bool:
         return self.spinn.predict_transitions
 
@@ -70,7 +100,7 @@ class SpinnEncoder(Seq2VecEncoder):
         return self.spinn.hidden_dim
 
     def transition_mode(self, has_transitions: bool) -> str:
-        """Which transitions ``encode`` follows, given whether gold ones were passed."""
+        """Which transitions `encode` follows, given whether gold ones were passed."""
         if not self.predict_transitions:
             return GIVEN  # gold, or the balanced default tree
         if not has_transitions:
@@ -79,9 +109,13 @@ class SpinnEncoder(Seq2VecEncoder):
             return MIXED if self.self_transition_prob > 0 else GIVEN
         return PREDICTED if self.parse_at_test_time else GIVEN
 
-    def encode(self, inputs: torch.Tensor, mask: torch.Tensor,
-               transitions: Optional[torch.Tensor] = None,
-               return_nodes: bool = False) -> SpinnOutput:
+    def encode(
+        self,
+        inputs: torch.Tensor,
+        mask: torch.Tensor,
+        transitions: Optional[torch.Tensor] = None,
+        return_nodes: bool = False,
+    ) -> SpinnOutput:
         return self.spinn(
             inputs,
             mask,
@@ -90,7 +124,3 @@ class SpinnEncoder(Seq2VecEncoder):
             self_transition_prob=self.self_transition_prob,
             return_nodes=return_nodes,
         )
-
-    def forward(self, inputs: torch.Tensor, mask: torch.Tensor,
-                transitions: Optional[torch.Tensor] = None) -> torch.Tensor:
-        return self.encode(inputs, mask, transitions).sentence

@@ -4,6 +4,7 @@ import pytest
 
 from spinn_allennlp.core import transitions as tr
 from spinn_allennlp.core.transitions import PAD, REDUCE, SHIFT
+from spinn_allennlp.testing import random_tree
 
 S, R = SHIFT, REDUCE
 
@@ -15,8 +16,9 @@ def test_paper_example():
 
 
 def test_real_snli_parse_round_trip():
-    parse = ("( ( Two women ) ( ( are ( embracing ( while ( holding ( to ( go packages ) ) ) ) )"
-             " ) . ) )")
+    parse = (
+        "( ( Two women ) ( ( are ( embracing ( while ( holding ( to ( go packages ) ) ) ) ) ) . ) )"
+    )
     tokens, transitions = tr.parse_to_transitions(parse)
     assert tokens == "Two women are embracing while holding to go packages .".split()
     assert len(transitions) == 2 * len(tokens) - 1
@@ -32,38 +34,37 @@ def test_two_words():
     assert tr.parse_to_transitions("( a b )") == (["a", "b"], [S, S, R])
 
 
-@pytest.mark.parametrize("parse,message", [
-    ("( ( a b )", "unclosed"),
-    ("( a b ) )", "unmatched"),
-    ("( a b c )", "3 children"),
-    ("( )", "empty brackets"),
-    ("", "empty parse"),
-    ("   ", "empty parse"),
-])
+@pytest.mark.parametrize(
+    "parse,message",
+    [
+        ("( ( a b )", "unclosed"),
+        ("( a b ) )", "unmatched"),
+        ("( a b c )", "3 children"),
+        ("( )", "empty brackets"),
+        ("", "empty parse"),
+        ("   ", "empty parse"),
+    ],
+)
 def test_malformed(parse, message):
     with pytest.raises(tr.MalformedParseError, match=message):
         tr.parse_to_transitions(parse)
 
 
-@pytest.mark.parametrize("transitions,num_tokens,message", [
-    ([S, R], 1, "REDUCE at step 1"),
-    ([S, S], 2, "2 items left"),
-    ([S, S, R], 3, "2 SHIFTs for 3 tokens"),
-    ([S, S, S, R, R], 2, "empty buffer"),
-    ([S, 7], None, "unknown transition"),
-    ([], 0, "0 items left"),
-])
+@pytest.mark.parametrize(
+    "transitions,num_tokens,message",
+    [
+        ([S, R], 1, "REDUCE at step 1"),
+        ([S, S], 2, "2 items left"),
+        ([S, S, R], 3, "2 SHIFTs for 3 tokens"),
+        ([S, S, S, R, R], 2, "empty buffer"),
+        ([S, 7], None, "unknown transition"),
+        ([], 0, "0 items left"),
+    ],
+)
 def test_invalid_transitions(transitions, num_tokens, message):
     assert not tr.is_valid(transitions, num_tokens)
     with pytest.raises(tr.InvalidTransitionsError, match=message):
         tr.check_transitions(transitions, num_tokens)
-
-
-def random_tree(words, rng):
-    if len(words) == 1:
-        return words[0]
-    split = rng.randint(1, len(words) - 1)
-    return (random_tree(words[:split], rng), random_tree(words[split:], rng))
 
 
 def test_round_trips_on_random_trees():
@@ -87,14 +88,19 @@ def test_deep_tree_has_no_recursion_limit():
 
 @pytest.mark.parametrize("n", range(1, 30))
 def test_default_trees_are_valid(n):
-    for make in (tr.balanced_transitions, tr.left_branching_transitions,
-                 tr.right_branching_transitions):
+    for make in (
+        tr.balanced_transitions,
+        tr.left_branching_transitions,
+        tr.right_branching_transitions,
+    ):
         assert tr.is_valid(make(n), n)
 
 
 def test_balanced_shape():
-    assert tr.transitions_to_string(list("abcde"), tr.balanced_transitions(5)) == \
-        "( ( ( a b ) c ) ( d e ) )"
+    assert (
+        tr.transitions_to_string(list("abcde"), tr.balanced_transitions(5))
+        == "( ( ( a b ) c ) ( d e ) )"
+    )
 
 
 def test_crop_keeps_a_tree_over_the_last_words():
@@ -125,4 +131,4 @@ def test_crop_pad_fixed_shape_on_random_trees():
         kept = min(len(words), 25)
         assert out_tokens[-kept:] == words[-kept:]
         # The sentence part (after the padding SHIFTs) is one valid tree over the kept words.
-        assert tr.is_valid(real[25 - kept:], kept)
+        assert tr.is_valid(real[25 - kept :], kept)

@@ -1,0 +1,87 @@
+"""Checks and shapes shared by every batched path (the thin-stack loop and the level-wise one):
+the mask rule, the balanced default tree, transition validation and width fitting."""
+
+from typing import Dict, List, Tuple
+
+import torch
+
+from spinn_allennlp.core.transitions import PAD, REDUCE, SHIFT, balanced_transitions
+
+
+def checked_mask(mask: torch.Tensor) -> Tuple[torch.Tensor, torch.Tensor]:
+    """The mask as bool and each sentence's length.
+
+    Words must come first in each row (as AllenNLP pads): the k-th SHIFT pushes the word at
+    position k, and padding positions are never projected, so a mask with holes would read rows
+    nobody wrote. Raises ValueError naming the first such row.
+    """
+    mask = mask.bool()
+    lengths = mask.sum(dim=1)
+    positions = torch.arange(mask.size(1), device=mask.device).unsqueeze(0)
+    left_aligned = positions < lengths.unsqueeze(1)
+    bad_rows = (mask != left_aligned).any(dim=1)
+    if bool(bad_rows.any()):
+        row = int(bad_rows.nonzero()[0])
+        raise ValueError(
+            f"mask row {row} has padding before a word: {mask[row].int().tolist()}; "
+            "real tokens must come first"
+        )
+    return mask, lengths
+
+
+_balanced_cache: Dict[int, List[int]] = {}
+
+
+def default_transitions(lengths: torch.Tensor) -> torch.Tensor:
+    """Shape (B, 2N - 1): the balanced binary tree over each sentence's words, PAD after."""
+    sequences = []
+    for length in lengths.tolist():
+        if length not in _balanced_cache:
+            _balanced_cache[length] = balanced_transitions(length)
+        sequences.append(_balanced_cache[length])
+    width = max((len(s) for s in sequences), default=0)
+    padded = [s + [PAD] * (width - len(s)) for s in sequences]
+    return torch.tensor(padded, dtype=torch.long, device=lengths.device).view(len(padded), width)
+
+
+def check_given_transitions(transitions: torch.Tensor, lengths: torch.Tensor) -> torch.Tensor:
+    """Checks (batched, on device, one host sync) that each row builds a binary tree over its
+    words (or, as in the paper's left-padded mode, a stack of trees whose top is the sentence)
+    and returns each row's number of steps. Raises ValueError naming the first bad row."""
+    transitions = transitions.long()
+    if transitions.dim() != 2 or transitions.size(0) != lengths.size(0):
+        raise ValueError(
+            f"transitions must have shape (batch, steps) with batch {lengths.size(0)}, "
+            f"got {tuple(transitions.shape)}"
+        )
+    is_shift = transitions == SHIFT
+    is_reduce = transitions == REDUCE
+    is_step = is_shift | is_reduce
+    num_steps = is_step.sum(dim=1)
+    positions = torch.arange(transitions.size(1), device=transitions.device)
+    depth = (is_shift.long() - is_reduce.long()).cumsum(dim=1)
+    problems = {
+        "unknown transition value": ~(is_step | (transitions == PAD)),
+        "PAD before the end": is_step & (positions.unsqueeze(0) >= num_steps.unsqueeze(1)),
+        "REDUCE with fewer than two items on the stack": is_reduce & (depth < 1),
+        "number of SHIFTs differs from number of words": (is_shift.sum(dim=1) != lengths).unsqueeze(
+            1
+        ),
+    }
+    bad = torch.stack([p.any(dim=1) for p in problems.values()], dim=1)  # (B, problems)
+    if bool(bad.any()):
+        row, which = (int(x) for x in bad.nonzero()[0])
+        reason = list(problems)[which]
+        raise ValueError(
+            f"invalid given transitions for sentence {row} of the batch ({int(lengths[row])} "
+            f"words): {reason}: {transitions[row].tolist()}"
+        )
+    return num_steps
+
+
+def fit_width(transitions: torch.Tensor, width: int) -> torch.Tensor:
+    """``transitions`` cut or PAD-extended to exactly ``width`` columns."""
+    if transitions.size(1) >= width:
+        return transitions[:, :width]
+    padding = transitions.new_full((transitions.size(0), width - transitions.size(1)), PAD)
+    return torch.cat([transitions, padding], dim=1)

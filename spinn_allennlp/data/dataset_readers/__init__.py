@@ -1,0 +1,15 @@
+from spinn_allennlp.data.dataset_readers.tree_dataset_reader import (
+    LEFT_PAD_TOKEN,
+    MalformedExampleError,
+    TreeDatasetReader,
+    parse_json_object,
+    string_field,
+)
+
+__all__ = [
+    "LEFT_PAD_TOKEN",
+    "MalformedExampleError",
+    "TreeDatasetReader",
+    "parse_json_object",
+    "string_field",
+]

@@ -1,0 +1,255 @@
+"""A base for readers of line-based corpora whose examples carry trees (or will get one)."""
+
+import gzip
+import json
+import logging
+from collections import Counter
+from typing import Any, Dict, Iterable, List, Optional, Sequence, Tuple, Union
+
+from allennlp.common.file_utils import cached_path
+from allennlp.data import DatasetReader, Instance, Token, Tokenizer
+
+from spinn_allennlp.core.transitions import MalformedParseError, crop_pad_left, parse_to_transitions
+from spinn_allennlp.data.paths import expand_path
+from spinn_allennlp.data.ptb import tokens_match_text
+from spinn_allennlp.data.tokenizers import PtbSpacyTokenizer
+
+logger = logging.getLogger(__name__)
+
+# The pad token of the paper's fixed-length mode (crop_pad_length).
+LEFT_PAD_TOKEN = "@@LEFTPAD@@"
+
+Sentence = Union[str, Sequence[str], Sequence[Token]]
+
+
+class MalformedExampleError(ValueError):
+    """An example that cannot become an instance.
+
+    ``reason`` is the short category a reader counts in ``skipped``; the message adds detail.
+    """
+
+    def __init__(self, reason: str, detail: Optional[str] = None) -> None:
+        super().__init__(f"{reason}: {detail}" if detail else reason)
+        self.reason = reason
+
+
+class TreeDatasetReader(DatasetReader):
+    """Reads a corpus with one example per line (JSON lines, PTB trees, TSV), plain or ``.gz``,
+    where any line may be broken. Subclasses implement :meth:`line_to_instance`.
+
+    * A line that raises :class:`MalformedExampleError` is logged as
+      ``file:line: skipped: reason: detail``, counted in ``skipped`` (reason -> count) and
+      skipped; nothing malformed stops an epoch. Intentional drops (e.g. SNLI pairs without a
+      gold label) are counted in ``dropped`` through :meth:`drop`. Each read resets both and
+      ends with a one-line summary (a warning when something was skipped).
+    * Blank lines are ignored, a UTF-8 byte-order mark is removed, and invalid UTF-8 is a
+      skipped line.
+    * ``${VAR:-default}`` in a path is expanded from the environment (see ``data/paths.py``).
+    * Lines are sharded across distributed and data-loader workers, so ``max_instances``
+      counts lines read, skipped ones included.
+
+    Shared sentence handling for subclasses: :meth:`sentence_tokens_and_transitions` (tokens
+    and gold transitions from a binary parse, checked against the sentence, or tokens of raw
+    text), ``lowercase`` and the paper's crop/pad mode (:meth:`crop_pad`).
+
+    # Parameters
+
+    tokenizer : `Tokenizer`, optional (default = `PtbSpacyTokenizer()`)
+        Splits raw sentences (those without a parse) into words.
+    crop_pad_length : `int`, optional (default = `None`)
+        The paper's fixed-length mode (§3.5): every sentence cropped or padded at the left to
+        exactly this many tokens (pad token "@@LEFTPAD@@") and `2 * length - 1` transitions;
+        a cropped tree stays a valid tree over the kept words. `None` keeps sentences whole.
+    max_length : `int`, optional (default = `None`)
+        Examples with a sentence of more tokens than this are skipped (and counted) when
+        reading a file; `text_to_instance` does not apply it (a predictor should answer).
+    lowercase : `bool`, optional (default = `False`)
+    **kwargs
+        Passed to `DatasetReader` (`max_instances`, ...).
+    """
+
+    def __init__(
+        self,
+        tokenizer: Optional[Tokenizer] = None,
+        crop_pad_length: Optional[int] = None,
+        max_length: Optional[int] = None,
+        lowercase: bool = False,
+        **kwargs,
+    ) -> None:
+        kwargs.setdefault("manual_distributed_sharding", True)
+        kwargs.setdefault("manual_multiprocess_sharding", True)
+        super().__init__(**kwargs)
+        if crop_pad_length is not None and crop_pad_length < 1:
+            raise ValueError(f"crop_pad_length must be at least 1, got {crop_pad_length}")
+        if max_length is not None and max_length < 1:
+            raise ValueError(f"max_length must be at least 1, got {max_length}")
+        self._tokenizer = tokenizer or PtbSpacyTokenizer()
+        self._crop_pad_length = crop_pad_length
+        self._max_length = max_length
+        self._lowercase = lowercase
+        self.skipped: Counter = Counter()
+        self.dropped: Counter = Counter()
+
+    # --- reading ------------------------------------------------------------------------
+
+    def _read(self, file_path) -> Iterable[Instance]:
+        self.skipped = Counter()
+        self.dropped = Counter()
+        num_instances = 0
+        # "${SNLI_TRAIN:-data/...}" in the configs: bundled data unless a variable says otherwise.
+        file_path = expand_path(file_path)
+        local_path = cached_path(file_path)
+        opener = gzip.open if str(local_path).endswith(".gz") else open
+        with opener(local_path, "rb") as data_file:
+            for line_number, line in self.shard_iterable(enumerate(data_file, start=1)):
+                try:
+                    instance = self._decode_and_read(line, line_number)
+                except MalformedExampleError as error:
+                    self.skipped[error.reason] += 1
+                    logger.warning("%s:%d: skipped: %s", file_path, line_number, error)
+                    continue
+                if instance is None:
+                    continue
+                num_instances += 1
+                yield instance
+        self._log_summary(file_path, num_instances)
+
+    def _decode_and_read(self, line: bytes, line_number: int) -> Optional[Instance]:
+        try:
+            text = line.decode("utf-8").rstrip("\r\n")
+        except UnicodeDecodeError as error:
+            raise MalformedExampleError("invalid UTF-8", str(error)) from error
+        if line_number == 1:
+            text = text.lstrip("\ufeff")
+        if not text.strip():
+            return None
+        return self.line_to_instance(text, line_number)
+
+    def line_to_instance(self, line: str, line_number: int) -> Optional[Instance]:
+        """The instance of one non-blank line; None to drop it (after :meth:`drop`); raise
+        :class:`MalformedExampleError` to skip it as malformed."""
+        raise NotImplementedError
+
+    def drop(self, reason: str) -> None:
+        """Counts an intentionally dropped line (not an error) under ``reason``."""
+        self.dropped[reason] += 1
+
+    def _log_summary(self, file_path: str, num_instances: int) -> None:
+        def listing(counter: Counter) -> str:
+            reasons = ", ".join(f"{reason}: {count}" for reason, count in counter.most_common())
+            return f" ({reasons})" if reasons else ""
+
+        num_skipped = sum(self.skipped.values())
+        logger.log(
+            logging.WARNING if num_skipped else logging.INFO,
+            "%s: read %d instances; dropped %d%s; skipped %d malformed%s",
+            file_path,
+            num_instances,
+            sum(self.dropped.values()),
+            listing(self.dropped),
+            num_skipped,
+            listing(self.skipped),
+        )
+
+    # --- sentences ----------------------------------------------------------------------
+
+    def sentence_tokens_and_transitions(
+        self, name: str, sentence: Sentence, binary_parse: Optional[str] = None
+    ) -> Tuple[List[str], Optional[List[int]]]:
+        """Tokens and gold transitions of one sentence.
+
+        With ``binary_parse`` (``"( ( The cat ) sat )"``), the parse's words are the tokens (no
+        re-tokenization, so tokens and transitions always agree) and must spell ``sentence`` up
+        to whitespace, PTB escapes and quote marks. Without one, a string is tokenized and a
+        token list taken as it is; the transitions are None. ``name`` names the sentence in
+        errors. Raises :class:`MalformedExampleError` for an empty sentence, a malformed parse
+        or a parse that doesn't match.
+        """
+        words: List[str] = []
+        if isinstance(sentence, str):
+            text = sentence
+        else:
+            for item in sentence:
+                word = item.text if isinstance(item, Token) else item
+                if not isinstance(word, str):
+                    raise MalformedExampleError(
+                        "bad field", f"{name} has a token that is not a string"
+                    )
+                words.append(word)
+            text = " ".join(words)
+        if not text.strip():
+            raise MalformedExampleError("empty sentence", f"{name} is empty")
+
+        tokens: List[str]
+        transitions: Optional[List[int]]
+        if binary_parse is None:
+            tokens = (
+                [str(token.text) for token in self._tokenizer.tokenize(text)]
+                if isinstance(sentence, str)
+                else words
+            )
+            transitions = None
+        else:
+            try:
+                tokens, transitions = parse_to_transitions(binary_parse)
+            except MalformedParseError as error:
+                raise MalformedExampleError("malformed parse", f"{name} parse: {error}") from error
+            if not tokens_match_text(tokens, text):
+                raise MalformedExampleError(
+                    "parse tokens don't match the sentence",
+                    f"{name} parse has {' '.join(tokens)!r}, sentence is {text!r}",
+                )
+        if self._lowercase:
+            tokens = [token.lower() for token in tokens]
+        return tokens, transitions
+
+    def check_length(self, name: str, tokens: Sequence[str]) -> None:
+        """Raises :class:`MalformedExampleError` ("too long") beyond ``max_length``."""
+        if self._max_length is not None and len(tokens) > self._max_length:
+            raise MalformedExampleError(
+                "too long", f"{name} has {len(tokens)} tokens > max_length {self._max_length}"
+            )
+
+    def crop_pad(
+        self, tokens: List[str], transitions: Optional[List[int]]
+    ) -> Tuple[List[str], Optional[List[int]]]:
+        """The paper's fixed length, when ``crop_pad_length`` is set; unchanged otherwise."""
+        length = self._crop_pad_length
+        if length is None:
+            return tokens, transitions
+        if transitions is None:
+            # No tree to keep valid: plain left crop / pad so the length is still fixed.
+            tokens = tokens[-length:]
+            return [LEFT_PAD_TOKEN] * (length - len(tokens)) + tokens, None
+        return crop_pad_left(tokens, transitions, length, LEFT_PAD_TOKEN)
+
+
+def parse_json_object(line: str) -> Dict[str, Any]:
+    """One JSON object; :class:`MalformedExampleError` ("bad JSON") for anything else."""
+    try:
+        example = json.loads(line)
+    except json.JSONDecodeError as error:
+        raise MalformedExampleError("bad JSON", str(error)) from error
+    if not isinstance(example, dict):
+        kind = type(example).__name__
+        raise MalformedExampleError("bad JSON", f"expected an object, got {kind}")
+    return example
+
+
+def string_field(
+    example: Dict[str, Any], keys: Sequence[str], required: bool = False
+) -> Optional[str]:
+    """The value of the first of ``keys`` present (and not null) in ``example``; a
+    :class:`MalformedExampleError` if it is not a string, or if none is present and
+    ``required``."""
+    for key in keys:
+        value = example.get(key)
+        if value is None:
+            continue
+        if not isinstance(value, str):
+            kind = type(value).__name__
+            raise MalformedExampleError("bad field", f"{key} is a {kind}, not a string")
+        return value
+    if required:
+        raise MalformedExampleError("missing field", " or ".join(keys))
+    return None

@@ -1,3 +1,0 @@
-from spinn_allennlp.nli.dataset_reader import SnliTransitionsReader
-from spinn_allennlp.nli.model import SpinnNliClassifier
-from spinn_allennlp.nli.predictor import SpinnNliPredictor

@@ -1,0 +1,195 @@
+from typing import Any, Dict, List, Optional, Tuple
+
+import torch
+from allennlp.common.checks import check_dimensions_match
+from allennlp.data import TextFieldTensors, Vocabulary
+from allennlp.models import Model
+from allennlp.modules import Seq2VecEncoder, TextFieldEmbedder
+from allennlp.nn import InitializerApplicator, util
+from allennlp.training.metrics import CategoricalAccuracy
+from torch import nn
+
+from spinn_allennlp.core.output import GIVEN, SpinnOutput
+from spinn_allennlp.core.supervision import parser_predictions, transition_loss
+from spinn_allennlp.data.dataset_readers import LEFT_PAD_TOKEN
+from spinn_allennlp.data.trees import readable_tree
+from spinn_allennlp.modules.tree_encoder import TreeEncoder
+from spinn_allennlp.training.metrics import ParseMetrics
+
+
+@Model.register("spinn_nli")
+class SpinnNliClassifier(Model):
+    """The SPINN paper's NLI model (§4, eq. 6-7): premise and hypothesis encoded by one shared
+    sentence encoder, the features `[p; h; p - h; p * h]` classified by an MLP of ReLU layers
+    and a softmax layer.
+
+    The encoder is SPINN (`"spinn"`, or any `TreeEncoder`) or any `Seq2VecEncoder`, such as
+    AllenNLP's `"lstm"` for the paper's baseline. With a tree encoder the gold transitions
+    (`premise_transitions`, `hypothesis_transitions`) are passed to it and the output also has
+    the transitions it followed; with a parser, the loss adds `transition_loss_weight` (the
+    paper's alpha) times the transition cross-entropy of premise and hypothesis (each averaged
+    over that sentence batch's steps), and the metrics include the parse metrics. The paper's
+    L2 term is AllenNLP's `regularizer`.
+
+    Dropout and batch normalisation sit on the MLP's input and on each layer's output (§4.1;
+    the encoder has its own for the word projection). `dropout` is a DROP rate: the paper's
+    Table 2 gives keep rates (94% keep = 0.06 here). Initialisation: the softmax layer is
+    uniform in [-0.005, 0.005] and the MLP has He initialisation (§4.1); the encoder's is an
+    `initializer` in the configs.
+
+    Registered as a `Model` with name "spinn_nli".
+
+    # Parameters
+
+    vocab : `Vocabulary`
+    text_field_embedder : `TextFieldEmbedder`
+        Embeds premise and hypothesis tokens.
+    encoder : `Seq2VecEncoder`
+        The shared sentence encoder; its input size must be the embedder's output size.
+    mlp_layers : `int`, optional (default = `2`)
+    mlp_dim : `int`, optional (default = `1024`)
+    dropout : `float`, optional (default = `0.0`)
+        Drop rate on the MLP's input and on each layer's output.
+    batch_norm : `bool`, optional (default = `True`)
+        Batch normalisation on the MLP's input and on each layer's output.
+    transition_loss_weight : `float`, optional (default = `0.0`)
+        The paper's alpha; used only with an encoder that has a parser.
+    label_namespace : `str`, optional (default = `"labels"`)
+    initializer : `InitializerApplicator`, optional (default = `None`)
+    """
+
+    def __init__(
+        self,
+        vocab: Vocabulary,
+        text_field_embedder: TextFieldEmbedder,
+        encoder: Seq2VecEncoder,
+        mlp_layers: int = 2,
+        mlp_dim: int = 1024,
+        dropout: float = 0.0,
+        batch_norm: bool = True,
+        transition_loss_weight: float = 0.0,
+        label_namespace: str = "labels",
+        initializer: Optional[InitializerApplicator] = None,
+        **kwargs,
+    ) -> None:
+        super().__init__(vocab, **kwargs)
+        check_dimensions_match(
+            text_field_embedder.get_output_dim(),
+            encoder.get_input_dim(),
+            "text field embedding dim",
+            "encoder input dim",
+        )
+        self._embedder = text_field_embedder
+        self._encoder = encoder
+        self._label_namespace = label_namespace
+        self._transition_loss_weight = transition_loss_weight
+        num_labels = vocab.get_vocab_size(label_namespace)
+
+        features = 4 * encoder.get_output_dim()
+        layers: List[nn.Module] = [nn.BatchNorm1d(features)] if batch_norm else []
+        layers.append(nn.Dropout(dropout))
+        for _ in range(mlp_layers):
+            linear = nn.Linear(features, mlp_dim)
+            nn.init.kaiming_normal_(linear.weight, nonlinearity="relu")  # He et al. (§4.1)
+            nn.init.zeros_(linear.bias)
+            layers += [linear, nn.ReLU()]
+            if batch_norm:
+                layers.append(nn.BatchNorm1d(mlp_dim))
+            layers.append(nn.Dropout(dropout))
+            features = mlp_dim
+        self._mlp = nn.Sequential(*layers)
+        self._output_layer = nn.Linear(features, num_labels)
+        nn.init.uniform_(self._output_layer.weight, -0.005, 0.005)
+        nn.init.uniform_(self._output_layer.bias, -0.005, 0.005)
+
+        self._accuracy = CategoricalAccuracy()
+        self._parse_metrics = ParseMetrics()
+        if initializer is not None:
+            initializer(self)
+
+    @property
+    def has_parser(self) -> bool:
+        return isinstance(self._encoder, TreeEncoder) and self._encoder.has_parser
+
+    def _encode(
+        self, tokens: TextFieldTensors, transitions: Optional[torch.Tensor]
+    ) -> Tuple[torch.Tensor, Optional[SpinnOutput]]:
+        # Shape: (batch_size, num_tokens, embedding_dim)
+        embedded = self._embedder(tokens)
+        # Shape: (batch_size, num_tokens)
+        mask = util.get_text_field_mask(tokens)
+        if isinstance(self._encoder, TreeEncoder):
+            output = self._encoder.encode(embedded, mask, transitions)
+            return output.sentence, output
+        return self._encoder(embedded, mask), None
+
+    def forward(
+        self,
+        premise: TextFieldTensors,
+        hypothesis: TextFieldTensors,
+        premise_transitions: Optional[torch.Tensor] = None,
+        hypothesis_transitions: Optional[torch.Tensor] = None,
+        label: Optional[torch.Tensor] = None,
+        metadata: Optional[List[Dict[str, Any]]] = None,
+    ) -> Dict[str, Any]:
+        # Shape: (batch_size, encoder_dim) each
+        p, premise_out = self._encode(premise, premise_transitions)
+        h, hypothesis_out = self._encode(hypothesis, hypothesis_transitions)
+        # Shape: (batch_size, 4 * encoder_dim)
+        features = torch.cat([p, h, p - h, p * h], dim=-1)
+        # Shape: (batch_size, num_labels)
+        logits = self._output_layer(self._mlp(features))
+        output: Dict[str, Any] = {"logits": logits, "probs": torch.softmax(logits, dim=-1)}
+        if metadata is not None:
+            output["metadata"] = metadata
+
+        sides = (
+            ("premise", premise_out, premise_transitions),
+            ("hypothesis", hypothesis_out, hypothesis_transitions),
+        )
+        for name, out, gold in sides:
+            if out is not None:
+                output[f"{name}_transitions"] = out.transitions
+                output[f"{name}_transitions_source"] = [_source(out, gold)] * p.size(0)
+
+        if label is not None:
+            loss = nn.functional.cross_entropy(logits, label.long().view(-1))
+            self._accuracy(logits, label)
+            for _, out, gold in sides:
+                if out is not None and out.transition_logits is not None and gold is not None:
+                    loss = loss + self._transition_loss_weight * transition_loss(out, gold)
+                    self._parse_metrics(parser_predictions(out), gold)
+            output["loss"] = loss
+        return output
+
+    def make_output_human_readable(self, output_dict: Dict[str, Any]) -> Dict[str, Any]:
+        labels = self.vocab.get_index_to_token_vocabulary(self._label_namespace)
+        probs = output_dict["probs"].detach().cpu()
+        output_dict["label"] = [labels[int(i)] for i in probs.argmax(dim=-1)]
+        output_dict["label_probs"] = [
+            {labels[i]: float(prob) for i, prob in enumerate(row)} for row in probs
+        ]
+        for name in ("premise", "hypothesis"):
+            key = f"{name}_transitions"
+            if key not in output_dict or "metadata" not in output_dict:
+                continue
+            output_dict[f"{name}_tree"] = [
+                readable_tree(meta[f"{name}_tokens"], row.tolist(), LEFT_PAD_TOKEN)
+                for row, meta in zip(output_dict[key].cpu(), output_dict["metadata"])
+            ]
+        return output_dict
+
+    def get_metrics(self, reset: bool = False) -> Dict[str, float]:
+        metrics = {"accuracy": self._accuracy.get_metric(reset)}
+        if self.has_parser:
+            metrics.update(self._parse_metrics.get_metric(reset))
+        return metrics
+
+    default_predictor = "spinn_nli"
+
+
+def _source(out: SpinnOutput, gold: Optional[torch.Tensor]) -> str:
+    """Which tree the encoder composed over, for the human-readable output."""
+    if out.mode != GIVEN:
+        return out.mode  # "predicted" by its own parser, or "mixed"
+    return "gold" if gold is not None else "balanced default tree"

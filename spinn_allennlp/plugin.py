@@ -1,0 +1,37 @@
+"""Registers every component of spinn_allennlp with AllenNLP.
+
+`.allennlp_plugins` names this module, and AllenNLP imports plugins non-recursively, so it
+imports every module that registers something. (`--include-package spinn_allennlp` imports
+everything recursively and needs nothing from here.) The package itself does not import this
+module, so `spinn_allennlp.core` and `spinn_allennlp.testing` load with torch alone.
+"""
+
+from spinn_allennlp.data.tokenizers import PtbSpacyTokenizer
+from spinn_allennlp.data.tree_sources import (
+    BalancedTrees,
+    LeftBranchingTrees,
+    RightBranchingTrees,
+    TreeSource,
+)
+from spinn_allennlp.modules import SpinnEncoder
+from spinn_allennlp.pair_classification import (
+    SnliTransitionsReader,
+    SpinnNliClassifier,
+    SpinnNliPredictor,
+)
+from spinn_allennlp.training import ParseMetrics, Share, StepDecayPerBatch
+
+__all__ = [
+    "PtbSpacyTokenizer",
+    "TreeSource",
+    "BalancedTrees",
+    "LeftBranchingTrees",
+    "RightBranchingTrees",
+    "SpinnEncoder",
+    "SnliTransitionsReader",
+    "SpinnNliClassifier",
+    "SpinnNliPredictor",
+    "ParseMetrics",
+    "Share",
+    "StepDecayPerBatch",
+]

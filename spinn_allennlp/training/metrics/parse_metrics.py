@@ -1,0 +1,58 @@
+from typing import Dict
+
+import torch
+from allennlp.training.metrics import Metric
+
+from spinn_allennlp.core.transitions import PAD, SHIFT, is_valid
+from spinn_allennlp.training.metrics.share import Share
+
+
+@Metric.register("parse_metrics")
+class ParseMetrics(Metric):
+    """How well a parser's transitions match the gold ones:
+
+    * `transition_accuracy`: share of gold (non-PAD) steps predicted right;
+    * `tree_accuracy`: share of sentences whose whole transition sequence is the gold one;
+    * `valid_tree_rate`: share of sentences whose predicted transitions build one binary tree
+      over all their words (always 1 for SPINN's legal-moves parser; the original
+      implementation's argmax parser fell short of it).
+
+    Call with `predicted` and `gold` transitions of shape (batch_size, steps), PAD (-1) after
+    each gold sequence's end; `predicted` is cut to the gold width. Sums over batches and
+    workers (see `Share`).
+
+    Registered as a `Metric` with name "parse_metrics".
+    """
+
+    def __init__(self) -> None:
+        self._transition_accuracy = Share()
+        self._tree_accuracy = Share()
+        self._valid_tree_rate = Share()
+
+    @torch.no_grad()
+    def __call__(self, predicted: torch.Tensor, gold: torch.Tensor) -> None:  # type: ignore[override]
+        gold = gold.long()
+        steps = min(predicted.size(1), gold.size(1))
+        predicted, gold = predicted[:, :steps], gold[:, :steps]
+        real = gold != PAD
+        correct = (predicted == gold) & real
+        self._transition_accuracy(int(correct.sum()), int(real.sum()))
+        same_tree = (correct == real).all(dim=1)
+        self._tree_accuracy(int(same_tree.sum()), same_tree.numel())
+        num_words = (gold == SHIFT).sum(dim=1).tolist()
+        valid_trees = sum(
+            is_valid(row[row_real].tolist(), n)
+            for row, row_real, n in zip(predicted.cpu(), real.cpu(), num_words)
+        )
+        self._valid_tree_rate(valid_trees, len(num_words))
+
+    def get_metric(self, reset: bool = False) -> Dict[str, float]:
+        return {
+            "transition_accuracy": self._transition_accuracy.get_metric(reset),
+            "tree_accuracy": self._tree_accuracy.get_metric(reset),
+            "valid_tree_rate": self._valid_tree_rate.get_metric(reset),
+        }
+
+    def reset(self) -> None:
+        for share in (self._transition_accuracy, self._tree_accuracy, self._valid_tree_rate):
+            share.reset()

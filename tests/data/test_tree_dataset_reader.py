@@ -1,0 +1,141 @@
+"""The base reader's line handling and accounting, through a minimal subclass."""
+
+import gzip
+import logging
+from collections import Counter
+
+import pytest
+from allennlp.data import Instance
+from allennlp.data.fields import LabelField, TextField
+from allennlp.data.tokenizers import Token
+
+from spinn_allennlp.core.transitions import SHIFT
+from spinn_allennlp.data.dataset_readers import (
+    LEFT_PAD_TOKEN,
+    MalformedExampleError,
+    TreeDatasetReader,
+    parse_json_object,
+    string_field,
+)
+
+LOGGER = "spinn_allennlp.data.dataset_readers.tree_dataset_reader"
+
+
+class TabSeparatedTrees(TreeDatasetReader):
+    """label<TAB>binary parse, or label<TAB>"raw:" text; "skip" labels are dropped."""
+
+    def line_to_instance(self, line, line_number):
+        label, _, rest = line.partition("\t")
+        if label == "skip":
+            self.drop("unwanted")
+            return None
+        if not rest:
+            raise MalformedExampleError("missing column", "no tab")
+        if rest.startswith("raw:"):
+            tokens, transitions = self.sentence_tokens_and_transitions("text", rest[4:])
+        else:
+            words = [w for w in rest.split() if w not in "()"]
+            tokens, transitions = self.sentence_tokens_and_transitions("text", words, rest)
+        self.check_length("text", tokens)
+        tokens, transitions = self.crop_pad(tokens, transitions)
+        return Instance({"text": TextField([Token(t) for t in tokens]), "label": LabelField(label)})
+
+
+LINES = [
+    "\ufeffpos\t( ( a good ) film )",  # BOM on the first line
+    "",
+    "neg\t( bad film",  # unclosed bracket
+    "skip\t( a b )",
+    "neg\traw:A (bad) film.",
+    "pos",  # no tab
+    "pos\t( a ( very ( very ( long ( sentence ( here indeed ) ) ) ) ) )",
+]
+
+
+@pytest.fixture(params=["plain", "gz"])
+def corpus(request, tmp_path):
+    data = ("\n".join(LINES) + "\n").encode("utf-8") + b"neg\t( \xff )\n"
+    if request.param == "gz":
+        path = tmp_path / "corpus.tsv.gz"
+        path.write_bytes(gzip.compress(data))
+    else:
+        path = tmp_path / "corpus.tsv"
+        path.write_bytes(data)
+    return path
+
+
+def test_counts_drops_and_skips_with_file_and_line(corpus, caplog):
+    caplog.set_level(logging.INFO, logger=LOGGER)
+    reader = TabSeparatedTrees(max_length=6)
+    instances = list(reader.read(corpus))
+    assert [i["label"].label for i in instances] == ["pos", "neg"]
+    assert [t.text for t in instances[1]["text"].tokens] == [
+        "A",
+        "-LRB-",
+        "bad",
+        "-RRB-",
+        "film",
+        ".",
+    ]
+    assert reader.skipped == Counter(
+        {"malformed parse": 1, "missing column": 1, "too long": 1, "invalid UTF-8": 1}
+    )
+    assert reader.dropped == Counter({"unwanted": 1})
+    messages = [r.getMessage() for r in caplog.records if r.name == LOGGER]
+    assert f"{corpus}:3: skipped: malformed parse: text parse: 1 unclosed '('" in messages
+    assert f"{corpus}:6: skipped: missing column: no tab" in messages
+    assert f"{corpus}:7: skipped: too long: text has 7 tokens > max_length 6" in messages
+    assert any(m.startswith(f"{corpus}:8: skipped: invalid UTF-8") for m in messages)
+    summary = [m for m in messages if m.startswith(f"{corpus}: read ")]
+    assert len(summary) == 1
+    assert summary[0].startswith(
+        f"{corpus}: read 2 instances; dropped 1 (unwanted: 1); skipped 4 malformed ("
+    )
+    assert "too long: 1" in summary[0] and "invalid UTF-8: 1" in summary[0]
+
+
+def test_crop_pad_on_parsed_and_raw_sentences(tmp_path):
+    path = tmp_path / "c.tsv"
+    path.write_text("pos\t( ( a good ) ( film indeed ) )\nneg\traw:bad\n")
+    instances = list(TabSeparatedTrees(crop_pad_length=3).read(path))
+    assert [t.text for t in instances[0]["text"].tokens] == ["good", "film", "indeed"]
+    assert [t.text for t in instances[1]["text"].tokens] == [LEFT_PAD_TOKEN] * 2 + ["bad"]
+
+
+def test_variables_in_paths_are_expanded(tmp_path, monkeypatch):
+    path = tmp_path / "c.tsv"
+    path.write_text("pos\t( a b )\n")
+    monkeypatch.setenv("TREE_CORPUS", str(path))
+    assert len(list(TabSeparatedTrees().read("${TREE_CORPUS:-nowhere.tsv}"))) == 1
+
+
+def test_sentence_checks():
+    reader = TabSeparatedTrees()
+    assert reader.sentence_tokens_and_transitions("s", ["one"], "one") == (["one"], [SHIFT])
+    with pytest.raises(MalformedExampleError, match="empty sentence: s is empty"):
+        reader.sentence_tokens_and_transitions("s", "   ")
+    with pytest.raises(MalformedExampleError, match="parse tokens don't match"):
+        reader.sentence_tokens_and_transitions("s", "a cat", "( a dog )")
+    with pytest.raises(MalformedExampleError, match="bad field"):
+        reader.sentence_tokens_and_transitions("s", ["a", 3])
+
+
+def test_json_helpers():
+    assert parse_json_object('{"a": 1}') == {"a": 1}
+    for bad, detail in (("[1]", "expected an object, got list"), ("{", "Expecting")):
+        with pytest.raises(MalformedExampleError, match=detail):
+            parse_json_object(bad)
+    example = {"s1": None, "sentence": "x", "n": 3}
+    assert string_field(example, ("s1", "sentence")) == "x"
+    assert string_field(example, ("missing",)) is None
+    with pytest.raises(MalformedExampleError, match="missing field: a or b"):
+        string_field(example, ("a", "b"), required=True)
+    with pytest.raises(MalformedExampleError, match="n is a int, not a string"):
+        string_field(example, ("n",))
+
+
+def test_bad_options():
+    with pytest.raises(ValueError, match="crop_pad_length"):
+        TabSeparatedTrees(crop_pad_length=0)
+    with pytest.raises(ValueError, match="max_length"):
+        TabSeparatedTrees(max_length=0)

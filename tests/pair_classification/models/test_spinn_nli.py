@@ -1,0 +1,97 @@
+"""The NLI model with each of the paper's four configs, on real SNLI lines (fixtures)."""
+
+import pytest
+import torch
+from allennlp.common import Params
+from allennlp.common.checks import ConfigurationError
+from allennlp.common.testing import ModelTestCase
+from allennlp.data import Batch, Vocabulary
+from allennlp.models import Model
+
+from spinn_allennlp.core.transitions import PAD, is_valid
+from spinn_allennlp.data.dataset_readers import LEFT_PAD_TOKEN
+from spinn_allennlp.pair_classification.dataset_readers import SnliTransitionsReader
+from spinn_allennlp.testing.configs import (
+    SNLI_ENCODER_SIZES,
+    SNLI_SAMPLE,
+    as_json,
+    snli_config,
+    snli_small_overrides,
+)
+from spinn_allennlp.testing.model_test_case import SpinnModelTestCase
+
+
+class TestSpinnNliConfigs(SpinnModelTestCase):
+    @pytest.mark.parametrize("variant", list(SNLI_ENCODER_SIZES))
+    def test_train_save_load_and_batch_consistency(self, variant):
+        config = snli_config(variant)
+        self.set_up_model(config, SNLI_SAMPLE)
+        # Every parameter must get a gradient: nothing in any variant is dead weight.
+        self.ensure_model_can_train_save_and_load(
+            config, overrides=as_json(snli_small_overrides(variant)), seed=0
+        )
+        self.ensure_batch_predictions_are_consistent()
+
+
+def model_and_batch(variant):
+    test = ModelTestCase()
+    test.set_up_model(snli_config(variant), SNLI_SAMPLE)
+    return test.model.eval(), test.dataset.as_tensor_dict()
+
+
+def test_full_spinn_reports_parse_metrics_and_trees():
+    model, batch = model_and_batch("spinn")
+    output = model.make_output_human_readable(model(**batch))
+    metrics = model.get_metrics(reset=True)
+    assert set(metrics) == {"accuracy", "transition_accuracy", "tree_accuracy", "valid_tree_rate"}
+    # At evaluation the full SPINN follows its own (legal-by-construction) parse.
+    assert metrics["valid_tree_rate"] == 1.0
+    assert 0.0 <= metrics["transition_accuracy"] <= 1.0
+    assert output["premise_transitions_source"][0] == "predicted"
+    for tree, meta in zip(output["premise_tree"], output["metadata"]):
+        assert tree.replace("( ", "").replace(" )", "").split() == meta["premise_tokens"]
+    for row in output["hypothesis_transitions"].tolist():
+        sequence = [t for t in row if t != PAD]
+        assert is_valid(sequence, sequence.count(0))
+    assert len(output["label"]) == len(output["label_probs"]) == batch["label"].size(0)
+    for probs in output["label_probs"]:
+        assert set(probs) == {"entailment", "neutral", "contradiction"}
+        assert abs(sum(probs.values()) - 1.0) < 1e-5
+
+
+def test_models_without_parser_report_accuracy_only():
+    for variant in ("lstm", "spinn_pi_nt", "spinn_pi"):
+        model, batch = model_and_batch(variant)
+        model(**batch)
+        assert set(model.get_metrics(reset=True)) == {"accuracy"}
+
+
+def test_transition_loss_is_weighted_by_alpha():
+    model, batch = model_and_batch("spinn")
+    torch.manual_seed(0)
+    with_alpha = model(**batch)["loss"].item()
+    model._transition_loss_weight = 0.0
+    without = model(**batch)["loss"].item()
+    # The transition cross-entropy is about log 2 per step for an untrained parser.
+    assert with_alpha - without == pytest.approx(3.9 * 2 * 0.69, rel=0.3)
+
+
+def test_embedding_and_encoder_sizes_must_match():
+    vocab = Vocabulary.from_instances(SnliTransitionsReader().read(SNLI_SAMPLE))
+    overrides = snli_small_overrides("spinn_pi_nt", **{"model.encoder.input_dim": 13})
+    params = Params.from_file(str(snli_config("spinn_pi_nt")), as_json(overrides))
+    with pytest.raises(ConfigurationError, match="encoder input dim"):
+        Model.from_params(vocab=vocab, params=params["model"])
+
+
+def test_readable_trees_in_the_papers_fixed_length_mode():
+    """crop_pad_length: gold trees sit on left padding; a parser may also parse the padding."""
+    model, _ = model_and_batch("spinn_pi_nt")
+    reader = SnliTransitionsReader(crop_pad_length=25)
+    instances = list(reader.read(SNLI_SAMPLE))[:4]
+    batch = Batch(instances)
+    batch.index_instances(model.vocab)
+    output = model.make_output_human_readable(model(**batch.as_tensor_dict()))
+    for tree, meta in zip(output["premise_tree"], output["metadata"]):
+        words = [t for t in meta["premise_tokens"] if t != LEFT_PAD_TOKEN]
+        assert tree.replace("( ", "").replace(" )", "").split() == words

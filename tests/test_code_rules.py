@@ -1,0 +1,62 @@
+"""Structural rules of the codebase, checked on its source."""
+
+import ast
+from pathlib import Path
+from typing import Iterator, Tuple
+
+import pytest
+
+from spinn_allennlp.testing import PROJECT_ROOT
+
+PACKAGE = PROJECT_ROOT / "spinn_allennlp"
+SOURCES = [PACKAGE, PROJECT_ROOT / "tests", PROJECT_ROOT / "benchmarks", PROJECT_ROOT / "scripts"]
+
+
+def python_files(*roots: Path) -> Iterator[Path]:
+    for root in roots:
+        yield from sorted(root.rglob("*.py"))
+
+
+def imports(tree: ast.AST) -> Iterator[Tuple[ast.AST, str, str]]:
+    """(node, module, name) of every import; name is "" for `import module`."""
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                yield node, alias.name, ""
+        elif isinstance(node, ast.ImportFrom):
+            for alias in node.names:
+                yield node, "." * node.level + (node.module or ""), alias.name
+
+
+@pytest.mark.parametrize("path", list(python_files(PACKAGE / "core")), ids=str)
+def test_core_does_not_import_allennlp(path):
+    for _, module, _ in imports(ast.parse(path.read_text())):
+        assert module.split(".")[0] != "allennlp", path
+
+
+@pytest.mark.parametrize("path", list(python_files(*SOURCES)), ids=str)
+def test_no_private_names_from_other_modules(path):
+    for _, module, name in imports(ast.parse(path.read_text())):
+        assert not (name.startswith("_") and not name.startswith("__")), (path, module, name)
+
+
+@pytest.mark.parametrize("path", list(python_files(*SOURCES)), ids=str)
+def test_no_function_level_imports_of_our_modules(path):
+    """A function-level import of the project's own modules is how an import cycle gets dodged.
+    (Third-party imports inside a function, e.g. matplotlib in a plotting helper, are allowed:
+    they keep an optional dependency optional.)"""
+    tree = ast.parse(path.read_text())
+    for function in ast.walk(tree):
+        if isinstance(function, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            for _, module, _ in imports(function):
+                assert module.split(".")[0] not in (
+                    "spinn_allennlp",
+                    "tests",
+                    "benchmarks",
+                ) and not module.startswith("."), (path, function.name, module)
+
+
+@pytest.mark.parametrize("path", list(python_files(PROJECT_ROOT / "tests")), ids=str)
+def test_no_test_module_imports_another(path):
+    for _, module, _ in imports(ast.parse(path.read_text())):
+        assert module.split(".")[0] != "tests" and not module.startswith("."), (path, module)

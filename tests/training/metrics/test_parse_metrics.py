@@ -1,0 +1,36 @@
+import pytest
+import torch
+from allennlp.common import Params
+from allennlp.training.metrics import Metric
+
+from spinn_allennlp.training.metrics import ParseMetrics, Share
+
+S, R, P = 0, 1, -1
+
+
+def test_share_sums_over_batches_and_resets():
+    share = Metric.from_params(Params({"type": "share"}))
+    assert isinstance(share, Share)
+    assert share.get_metric() == 0.0  # no trials yet
+    share(3, 4)
+    share(1, 4)
+    assert share.get_metric(reset=True) == 0.5
+    assert share.get_metric() == 0.0
+
+
+def test_parse_metrics_count_steps_trees_and_validity():
+    metrics = ParseMetrics()
+    gold = torch.tensor([[S, S, R, P, P], [S, S, R, S, R], [S, P, P, P, P]])
+    predicted = torch.tensor(
+        [
+            [S, S, R, S, S],  # right on every gold step
+            [S, S, S, R, R],  # 3 of 5 right, another valid tree
+            [R, S, S, S, S],
+        ]
+    )  # wrong, and REDUCE first: not a tree
+    metrics(predicted, gold)
+    values = metrics.get_metric(reset=True)
+    assert values["transition_accuracy"] == pytest.approx((3 + 3 + 0) / 9)
+    assert values["tree_accuracy"] == pytest.approx(1 / 3)
+    assert values["valid_tree_rate"] == pytest.approx(2 / 3)
+    assert metrics.get_metric()["tree_accuracy"] == 0.0

@@ -1,0 +1,29 @@
+// SPINN-PI (Table 2, column "SP-PI"): parsed input, tracking LSTM 61 feeding the composition.
+local common = import "nli_common.libsonnet";
+{
+  dataset_reader: common.dataset_reader,
+  train_data_path: common.train_data_path,
+  validation_data_path: common.validation_data_path,
+  test_data_path: common.test_data_path,
+  evaluate_on_test: common.evaluate_on_test,
+  datasets_for_vocab_creation: common.datasets_for_vocab_creation,
+  model: {
+    type: "spinn_nli",
+    text_field_embedder: common.text_field_embedder,
+    encoder: {
+      type: "spinn",
+      input_dim: common.embedding_dim,
+      hidden_dim: common.hidden_dim,
+      tracking_dim: 61,
+      projection_dropout: 0.08,  // keep 92%
+      projection_batch_norm: true,
+    },
+    mlp_layers: 2,
+    dropout: 0.07,  // keep 93%
+    initializer: common.initializer,
+    regularizer: common.regularizer(2e-5),
+  },
+  data_loader: common.data_loader,
+  validation_data_loader: common.validation_data_loader,
+  trainer: common.trainer(7e-3),
+}

@@ -1,0 +1,29 @@
+// SPINN-PI-NT (Table 2, column "SP-PI-NT"): parsed input, no tracking: exactly a TreeLSTM.
+local common = import "nli_common.libsonnet";
+{
+  dataset_reader: common.dataset_reader,
+  train_data_path: common.train_data_path,
+  validation_data_path: common.validation_data_path,
+  test_data_path: common.test_data_path,
+  evaluate_on_test: common.evaluate_on_test,
+  datasets_for_vocab_creation: common.datasets_for_vocab_creation,
+  model: {
+    type: "spinn_nli",
+    text_field_embedder: common.text_field_embedder,
+    encoder: {
+      type: "spinn",
+      input_dim: common.embedding_dim,
+      hidden_dim: common.hidden_dim,
+      tracking_dim: 0,
+      projection_dropout: 0.17,  // keep 83%
+      projection_batch_norm: true,
+    },
+    mlp_layers: 2,
+    dropout: 0.06,  // keep 94%
+    initializer: common.initializer,
+    regularizer: common.regularizer(3e-6),
+  },
+  data_loader: common.data_loader,
+  validation_data_loader: common.validation_data_loader,
+  trainer: common.trainer(3e-4),
+}
