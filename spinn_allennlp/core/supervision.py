@@ -1,5 +1,6 @@
-"""Training signal for the integrated parser (eq. 7's transition term) and what the parser
-would have done, for metrics."""
+"""Training signal for the integrated parser (eq. 7's transition term), what the parser would
+have done (for metrics), and two autograd helpers an encoder uses to train its parser inside any
+model and to notice when nothing does."""
 
 import torch
 from torch.nn import functional
@@ -41,3 +42,55 @@ def parser_predictions(output: SpinnOutput) -> torch.Tensor:
     if output.mode != GIVEN:
         return output.transitions[:, : output.transition_logits.size(1)]
     return output.transition_logits.argmax(dim=-1)
+
+
+class _AttachedLoss(torch.autograd.Function):
+    """Identity on ``tensor``; in backward, also sends a gradient of 1 into ``loss``."""
+
+    @staticmethod
+    def forward(ctx, tensor: torch.Tensor, loss: torch.Tensor) -> torch.Tensor:
+        ctx.loss_like = (loss.dtype, loss.device)
+        return tensor.view_as(tensor)
+
+    @staticmethod
+    def backward(ctx, grad: torch.Tensor):
+        dtype, device = ctx.loss_like
+        return grad, torch.ones((), dtype=dtype, device=device)
+
+
+def attach_loss(tensor: torch.Tensor, loss: torch.Tensor) -> torch.Tensor:
+    """``tensor`` unchanged, carrying ``loss`` (a scalar) into any backward pass through it.
+
+    Whatever loss a model backpropagates through the returned tensor, the parameters behind
+    ``loss`` get the gradient of ``loss`` as well, once per backward pass (autograd sums the
+    tensor's gradients before calling this backward): an encoder can train an auxiliary
+    objective of its own inside a model that knows nothing of it. The loss's value is not added
+    to what the model reports.
+    """
+    return _AttachedLoss.apply(tensor, loss)
+
+
+class GradientProbe:
+    """Records whether any gradient reached a tensor passed through :meth:`watch`: how an
+    encoder notices that nothing trains its parser."""
+
+    def __init__(self) -> None:
+        self.reached = False
+
+    def watch(self, tensor: torch.Tensor) -> torch.Tensor:
+        """``tensor`` unchanged; a backward pass into it sets ``reached``."""
+        if not tensor.requires_grad:
+            return tensor
+        return _Probe.apply(tensor, self)
+
+
+class _Probe(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, tensor: torch.Tensor, probe: GradientProbe) -> torch.Tensor:
+        ctx.probe = probe
+        return tensor.view_as(tensor)
+
+    @staticmethod
+    def backward(ctx, grad: torch.Tensor):
+        ctx.probe.reached = True
+        return grad, None

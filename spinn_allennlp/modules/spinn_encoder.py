@@ -1,3 +1,4 @@
+import logging
 from typing import Optional
 
 import torch
@@ -5,7 +6,13 @@ from allennlp.modules.seq2vec_encoders import Seq2VecEncoder
 
 from spinn_allennlp.core.output import GIVEN, MIXED, PREDICTED, SpinnOutput
 from spinn_allennlp.core.spinn import Spinn
+from spinn_allennlp.core.supervision import GradientProbe, attach_loss, transition_loss
 from spinn_allennlp.modules.tree_encoder import TreeEncoder
+
+logger = logging.getLogger(__name__)
+
+# Training batches after which a parser that has received no gradient is reported.
+UNTRAINED_PARSER_BATCHES = 20
 
 
 @Seq2VecEncoder.register("spinn")
@@ -37,7 +44,10 @@ class SpinnEncoder(TreeEncoder):
         Size of the tracking LSTM (§3.3); 0 for none.
     predict_transitions : `bool`, optional (default = `False`)
         A transition classifier on the tracker's state (eq. 5); needs `tracking_dim > 0`.
-        The model must train it with the transition loss (see `spinn_nli`).
+        Something must train it with gold transitions: a model that calls `encode` and adds
+        `core.supervision.transition_loss` (as `spinn_nli` does), or this encoder itself with
+        `transition_loss_weight` when gold transitions reach `forward`. If no gradient has
+        reached the parser after 20 training batches, a warning says so (once).
     parse_at_test_time : `bool`, optional (default = `True`)
         With a parser: follow its own parse at evaluation even when gold transitions are given.
     self_transition_prob : `float`, optional (default = `0.0`)
@@ -52,6 +62,13 @@ class SpinnEncoder(TreeEncoder):
     levelwise : `bool`, optional (default = `True`)
         SPINN-PI-NT with given transitions: compose one tree level at a time, batch-wide
         (same function, fewer and larger calls).
+    transition_loss_weight : `float`, optional (default = `0.0`)
+        With a parser: when gold transitions reach `forward` in training, the encoder adds this
+        weight times the transition loss (eq. 7's term, averaged over steps) to whatever loss
+        the model backpropagates through the sentence vectors. So any model whose reader gives
+        the encoder `transitions` trains the parser with no code of its own. (The reported
+        loss does not include it.) Leave 0 when the model adds the loss itself, as `spinn_nli`
+        does through `encode`.
     """
 
     def __init__(
@@ -66,8 +83,11 @@ class SpinnEncoder(TreeEncoder):
         projection_dropout: float = 0.0,
         projection_batch_norm: bool = False,
         levelwise: bool = True,
+        transition_loss_weight: float = 0.0,
     ) -> None:
         super().__init__()
+        if transition_loss_weight and not predict_transitions:
+            raise ValueError("transition_loss_weight needs predict_transitions=true (a parser)")
         if not 0.0 <= self_transition_prob <= 1.0:
             raise ValueError("self_transition_prob must be in [0, 1]")
         if self_transition_prob > 0 and not predict_transitions:
@@ -84,6 +104,10 @@ class SpinnEncoder(TreeEncoder):
         )
         self.parse_at_test_time = parse_at_test_time
         self.self_transition_prob = self_transition_prob
+        self.transition_loss_weight = transition_loss_weight
+        # Whether anything trains the parser: set by a backward pass into its logits.
+        self._parser_probe = GradientProbe()
+        self._training_passes = 0
 
     @property
     def has_parser(self) -> bool:
@@ -116,7 +140,10 @@ class SpinnEncoder(TreeEncoder):
         transitions: Optional[torch.Tensor] = None,
         return_nodes: bool = False,
     ) -> SpinnOutput:
-        return self.spinn(
+        """The whole `SpinnOutput` of a pass: the sentence vectors, the transitions followed,
+        the parser's logits (with a parser) and, with `return_nodes`, every node's state.
+        Training the parser is the caller's job here (see `transition_loss_weight`)."""
+        output = self.spinn(
             inputs,
             mask,
             transitions,
@@ -124,3 +151,47 @@ class SpinnEncoder(TreeEncoder):
             self_transition_prob=self.self_transition_prob,
             return_nodes=return_nodes,
         )
+        if self.training and output.transition_logits is not None:
+            output.transition_logits = self._parser_probe.watch(output.transition_logits)
+            self._check_parser_is_trained(has_gold=transitions is not None)
+        return output
+
+    def forward(
+        self,
+        inputs: torch.Tensor,
+        mask: torch.Tensor,
+        transitions: Optional[torch.Tensor] = None,
+    ) -> torch.Tensor:
+        output = self.encode(inputs, mask, transitions)
+        if (
+            self.training
+            and self.transition_loss_weight
+            and transitions is not None
+            and output.transition_logits is not None
+        ):
+            loss = self.transition_loss_weight * transition_loss(output, transitions)
+            return attach_loss(output.sentence, loss)
+        return output.sentence
+
+    def _check_parser_is_trained(self, has_gold: bool) -> None:
+        """Warns (once each) when the parser is trained without gold transitions, and when no
+        gradient has reached it after `UNTRAINED_PARSER_BATCHES` training batches: then it
+        picks trees with an untrained argmax."""
+        self._training_passes += 1
+        if not has_gold and self._training_passes == 1:
+            logger.warning(
+                "SpinnEncoder: predict_transitions is on but no gold transitions reach the "
+                "encoder in training: the parser follows its own argmax, which no loss can "
+                "train. Fine for a parser trained elsewhere; otherwise pass gold transitions "
+                "(a reader with transitions fields) and train it (transition_loss_weight, or "
+                "core.supervision.transition_loss in your model)."
+            )
+        if self._training_passes == UNTRAINED_PARSER_BATCHES and not self._parser_probe.reached:
+            logger.warning(
+                "SpinnEncoder: no gradient has reached the parser (transition classifier) in "
+                "%d training batches: nothing trains it, and it will pick trees with an "
+                "untrained argmax. Set the encoder's transition_loss_weight (with gold "
+                "transitions passed to forward) or add core.supervision.transition_loss in the "
+                "model (as spinn_nli does).",
+                UNTRAINED_PARSER_BATCHES,
+            )

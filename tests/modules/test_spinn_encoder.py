@@ -1,10 +1,16 @@
+import logging
+import random
+
 import pytest
 import torch
 from allennlp.common import Params
 from allennlp.modules.seq2vec_encoders import Seq2VecEncoder
 
 from spinn_allennlp.core.output import GIVEN, MIXED, PREDICTED
+from spinn_allennlp.core.supervision import transition_loss
 from spinn_allennlp.modules import SpinnEncoder, TreeEncoder
+from spinn_allennlp.modules.spinn_encoder import UNTRAINED_PARSER_BATCHES
+from spinn_allennlp.testing import make_batch
 
 
 def test_from_params_with_allennlp_names():
@@ -56,3 +62,97 @@ def test_bad_options_are_refused():
         SpinnEncoder(4, 3, tracking_dim=2, self_transition_prob=0.5)
     with pytest.raises(ValueError, match=r"\[0, 1\]"):
         SpinnEncoder(4, 3, tracking_dim=2, predict_transitions=True, self_transition_prob=2.0)
+
+
+# --- a parser inside any model: trained by the encoder, or loudly untrained ----------------
+
+LOGGER = "spinn_allennlp.modules.spinn_encoder"
+
+
+def parser_batch(seed=0):
+    rng = random.Random(seed)
+    lengths = [rng.randint(1, 9) for _ in range(6)]
+    return make_batch(lengths, 5, rng, "cpu", torch.float64)
+
+
+def test_transition_loss_weight_trains_the_parser_through_forward():
+    """With `transition_loss_weight`, whatever loss a model puts on the sentence vectors also
+    carries weight x the transition loss into the parser, exactly."""
+    torch.manual_seed(0)
+    encoder = (
+        SpinnEncoder(5, 4, tracking_dim=3, predict_transitions=True, transition_loss_weight=2.5)
+        .double()
+        .train()
+    )
+    inputs, mask, gold = parser_batch()
+    classifier = encoder.spinn.tracker.transition_classifier.weight
+
+    encoder.zero_grad()
+    encoder(inputs, mask, gold).sum().backward()
+    with_loss = classifier.grad.clone()
+
+    encoder.zero_grad()
+    output = encoder.encode(inputs, mask, gold)
+    (output.sentence.sum() + 2.5 * transition_loss(output, gold)).backward()
+    torch.testing.assert_close(with_loss, classifier.grad, atol=1e-12, rtol=0)
+    assert with_loss.abs().sum() > 0
+
+    # Evaluation, or no gold transitions: nothing is attached.
+    encoder.eval()
+    assert encoder(inputs, mask, gold).grad_fn is not None  # still differentiable
+    encoder.zero_grad()
+    encoder(inputs, mask, gold).sum().backward()
+    assert classifier.grad is None or classifier.grad.abs().sum() == 0
+
+
+def test_a_model_training_its_parser_gets_no_warning(caplog):
+    caplog.set_level(logging.WARNING, logger=LOGGER)
+    torch.manual_seed(0)
+    encoder = (
+        SpinnEncoder(5, 4, tracking_dim=3, predict_transitions=True, transition_loss_weight=1.0)
+        .double()
+        .train()
+    )
+    optimizer = torch.optim.Adam(encoder.parameters(), lr=0.05)
+    inputs, mask, gold = parser_batch()
+    losses = []
+    for _ in range(UNTRAINED_PARSER_BATCHES + 20):
+        optimizer.zero_grad()
+        encoder(inputs, mask, gold).pow(2).sum().backward()
+        optimizer.step()
+        losses.append(transition_loss(encoder.encode(inputs, mask, gold), gold).item())
+    assert losses[-1] < 0.5 * losses[0]  # the parser learns the gold trees
+    assert not [r for r in caplog.records if r.name == LOGGER]
+
+
+def test_an_untrained_parser_is_reported_once(caplog):
+    """`predict_transitions` in a model that gives it no gold transitions (e.g. AllenNLP's
+    basic_classifier): the parser follows an argmax nothing can train. Both warnings, once."""
+    caplog.set_level(logging.WARNING, logger=LOGGER)
+    encoder = SpinnEncoder(5, 4, tracking_dim=3, predict_transitions=True).train()
+    inputs, mask, _ = parser_batch()
+    for _ in range(2 * UNTRAINED_PARSER_BATCHES):
+        encoder(inputs.float(), mask).sum().backward()
+    messages = [r.getMessage() for r in caplog.records if r.name == LOGGER]
+    assert len(messages) == 2
+    assert "no gold transitions reach the encoder" in messages[0]
+    assert (
+        f"no gradient has reached the parser (transition classifier) in "
+        f"{UNTRAINED_PARSER_BATCHES} training batches" in messages[1]
+    )
+
+
+def test_gold_transitions_without_any_loss_are_reported(caplog):
+    """A model that passes gold transitions but never adds the transition loss."""
+    caplog.set_level(logging.WARNING, logger=LOGGER)
+    encoder = SpinnEncoder(5, 4, tracking_dim=3, predict_transitions=True).double().train()
+    inputs, mask, gold = parser_batch()
+    for _ in range(UNTRAINED_PARSER_BATCHES):
+        encoder.encode(inputs, mask, gold).sentence.sum().backward()
+    messages = [r.getMessage() for r in caplog.records if r.name == LOGGER]
+    assert len(messages) == 1 and "nothing trains it" in messages[0]
+
+
+def test_transition_loss_weight_needs_a_parser():
+    with pytest.raises(ValueError, match="needs predict_transitions"):
+        SpinnEncoder(4, 3, transition_loss_weight=1.0)
