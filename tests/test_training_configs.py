@@ -21,3 +21,11 @@ def test_top_level_paths_are_the_pair_classification_configs(variant):
 def test_every_config_parses(path):
     params = Params.from_file(str(path)).as_dict()
     assert {"dataset_reader", "model", "trainer", "train_data_path"} <= set(params)
+
+
+@pytest.mark.parametrize("path", sorted(CONFIGS_ROOT.rglob("*.jsonnet")), ids=str)
+def test_no_config_pins_the_device(path):
+    """The device is chosen where users can set it (AllenNLP's GPU-if-present default, or an
+    override), not hard-coded in a shipped config."""
+    params = Params.from_file(str(path)).as_dict()
+    assert "cuda_device" not in params["trainer"]

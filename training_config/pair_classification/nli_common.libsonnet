@@ -52,7 +52,9 @@
     patience: 8,
     validation_metric: "+accuracy",
     grad_norm: 5.0,
-    cuda_device: -1,
+    // No cuda_device: AllenNLP trains on GPU 0 when torch sees a GPU, else on the CPU. Choose
+    // with --overrides '{"trainer.cuda_device": 1}' (-1 = CPU); several GPUs with
+    // '{"distributed": {"cuda_devices": [0, 1]}}'.
   },
   regularizer(l2):: { regexes: [[".*", { type: "l2", alpha: l2 }]] },
 }
