@@ -1,7 +1,7 @@
 """Checks and shapes shared by every batched path (the thin-stack loop and the level-wise one):
 the mask rule, the balanced default tree, transition validation and width fitting."""
 
-from typing import Dict, List, Tuple
+from typing import Dict, List, Sequence, Tuple, Union
 
 import torch
 
@@ -85,3 +85,17 @@ def fit_width(transitions: torch.Tensor, width: int) -> torch.Tensor:
         return transitions[:, :width]
     padding = transitions.new_full((transitions.size(0), width - transitions.size(1)), PAD)
     return torch.cat([transitions, padding], dim=1)
+
+
+def concat_padded(batches: Sequence[torch.Tensor], value: Union[int, float, bool]) -> torch.Tensor:
+    """Batches of shapes ``(B_i, W_i, ...)`` as one ``(sum B_i, max W_i, ...)`` batch, each
+    padded with ``value`` along dim 1: how several sentence batches (premises and hypotheses)
+    go through an encoder in one call."""
+    width = max(batch.size(1) for batch in batches)
+    padded = []
+    for batch in batches:
+        if batch.size(1) < width:
+            shape = (batch.size(0), width - batch.size(1)) + tuple(batch.shape[2:])
+            batch = torch.cat([batch, batch.new_full(shape, value)], dim=1)
+        padded.append(batch)
+    return torch.cat(padded, dim=0)

@@ -1,9 +1,11 @@
 """What an encoder pass returns, shared by the thin-stack loop and the level-wise path."""
 
-from dataclasses import dataclass
-from typing import Optional
+from dataclasses import dataclass, replace
+from typing import List, Optional, Sequence
 
 import torch
+
+from spinn_allennlp.core.transitions import PAD
 
 # Which transitions a pass followed.
 GIVEN = "given"  # the transitions passed in (gold parses, or the balanced default tree)
@@ -28,3 +30,30 @@ class SpinnOutput:
     node_states: Optional[torch.Tensor] = None
     # Which transitions were followed: GIVEN, PREDICTED or MIXED.
     mode: str = GIVEN
+
+    def split(self, sizes: Sequence[int]) -> List["SpinnOutput"]:
+        """The outputs of consecutive groups of ``sizes`` sentences (e.g. premises, then
+        hypotheses, encoded in one call), each cut to its own number of steps: what encoding
+        each group alone returns (the step columns past a group's longest sentence are PAD)."""
+        outputs = []
+        start = 0
+        for size in sizes:
+            rows = slice(start, start + size)
+            start += size
+            followed = self.transitions[rows]
+            steps = int((followed != PAD).sum(dim=1).max()) if size else 0
+            outputs.append(
+                replace(
+                    self,
+                    sentence=self.sentence[rows],
+                    transitions=followed[:, :steps],
+                    transition_logits=_cut(self.transition_logits, rows, steps),
+                    node_hidden=_cut(self.node_hidden, rows, steps),
+                    node_states=_cut(self.node_states, rows, steps),
+                )
+            )
+        return outputs
+
+
+def _cut(per_step: Optional[torch.Tensor], rows: slice, steps: int) -> Optional[torch.Tensor]:
+    return None if per_step is None else per_step[rows, :steps]

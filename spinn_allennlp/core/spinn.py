@@ -1,6 +1,6 @@
 """SPINN: a batched thin-stack shift-reduce TreeLSTM (Bowman et al. 2016, Algorithm 1).
 
-Memory layout, per sentence ``b`` of a batch padded to N words and T = 2N - 1 steps, in one
+Memory layout, per sentence of a batch padded to N words and T = 2N - 1 steps, in one
 write-once tape (see ``tape.py``) of ``R = 1 + N + T`` rows of node states:
 
 * row 0 is a zero node, read wherever there is nothing to read (empty stack or buffer);
@@ -8,9 +8,15 @@ write-once tape (see ``tape.py``) of ``R = 1 + N + T`` rows of node states:
 * row N + 1 + t is ``S[t]``, written by a REDUCE at step t.
 
 A SHIFT pushes a pointer to the buffer row instead of copying it into ``S[t]`` (the same stack,
-one copy fewer). The backpointer queue Q of Algorithm 1 is a ``(B, N + 1)`` tensor of row
-pointers with a depth per sentence, updated with tensor ops: there is no Python loop over
-sentences, only over the T steps. What autograd keeps is O(B * T * D).
+one copy fewer). The backpointer queue Q of Algorithm 1 is a tensor of row pointers per
+sentence, with a cursor per sentence (buffer position and depth) updated with tensor ops: there
+is no Python loop over sentences, only over the T steps. What autograd keeps is O(B * T * D).
+
+The cost of a step is a few small batched ops plus the matrix products, so the loop keeps the
+ops few: sentences are processed longest first, so that those still running at step t are a
+prefix of the batch and every op works on a slice; the tracker's three inputs are one read;
+only the sentences that REDUCE are composed (their indices known before the loop when the
+transitions are given, so that GPUs need no host synchronisation inside the loop).
 """
 
 from typing import List, Optional
@@ -115,125 +121,180 @@ class Spinn(nn.Module):
             num_steps = (2 * lengths - 1).clamp(min=0)
         total_steps = int(num_steps.max()) if batch_size else 0
         if transitions is not None:
-            transitions = fit_width(transitions.long(), total_steps)
+            transitions = fit_width(transitions.long(), total_steps).to(inputs.device)
 
         device = inputs.device
-        rows_per_sentence = 1 + max_tokens + total_steps
-        base = torch.arange(batch_size, device=device) * rows_per_sentence  # row 0 of each sentence
         if batch_size == 0:
             return SpinnOutput(
                 inputs.new_zeros(0, self.hidden_dim),
                 mode=mode,
                 transitions=torch.zeros(0, 0, dtype=torch.long, device=device),
             )
+        sparse_compose = (
+            self.sparse_compose
+            if self.sparse_compose is not None
+            else device.type == "cpu" or mode == GIVEN
+        )
+
+        # Longest first, as packed sequences: the sentences still running at step t are then
+        # the first running[t] rows, and every step works on slices [:k] of its state. Sentence
+        # b is row rank[b] of this order. Given transitions say in advance which rows REDUCE at
+        # each step; those index lists (and running) cost one host sync here, none in the loop.
+        order = num_steps.argsort(descending=True, stable=True)
+        rank = torch.empty_like(order).index_copy_(
+            0, order, torch.arange(batch_size, device=device)
+        )
+        step_numbers = torch.arange(total_steps, device=device).unsqueeze(1)
+        active = num_steps.index_select(0, order).unsqueeze(0) > step_numbers  # (T, B)
+        given_steps: Optional[torch.Tensor] = None  # (T, B), sorted rows
+        if transitions is not None:
+            given_steps = transitions.index_select(0, order).t().contiguous()
+        reducing: Optional[List[torch.Tensor]] = None
+        if mode == GIVEN and sparse_compose:
+            assert given_steps is not None
+            reduce_steps = given_steps == REDUCE
+            counts = torch.stack([active.sum(dim=1), reduce_steps.sum(dim=1)]).tolist()
+            running = counts[0]
+            reducing = list(reduce_steps.nonzero()[:, 1].split(counts[1]))
+        else:
+            running = active.sum(dim=1).tolist()
+
+        # The tape: rows base[i] (zero), base[i] + 1 + j (word j), base[i] + 1 + N + t (S[t])
+        # for sorted row i.
+        rows_per_sentence = 1 + max_tokens + total_steps
+        base = torch.arange(batch_size, device=device) * rows_per_sentence
         tape = WriteOnceTape(
             batch_size * rows_per_sentence, self.node_dim, like=inputs, zero_rows=base
         )
-        sparse_compose = (
-            self.sparse_compose if self.sparse_compose is not None else device.type == "cpu"
-        )
+        word_rows = base.index_select(0, rank).unsqueeze(1) + 1
+        word_rows = word_rows + torch.arange(max_tokens, device=device)
+        tape.write(word_rows[mask], self.projection(inputs, mask))  # padding rows: never read
+        step_rows = base + 1 + max_tokens  # + t: the row S[t]
 
-        buffer_rows = base.unsqueeze(1) + 1 + torch.arange(max_tokens, device=device)
-        tape.write(buffer_rows[mask], self.projection(inputs, mask))  # padding rows: never read
+        # Row pointers per sorted sentence: the stack (Q of Algorithm 1) in columns 0..N+1,
+        # item d (1 = bottom) at column d + 1 above two columns pointing at the zero row, then
+        # the buffer: column N + 2 + j points at word j, or at the zero row past the last word.
+        # cursor holds, per sentence, the columns of the buffer top, stack top and stack
+        # second: [N + 2 + words shifted, depth + 1, depth]. An empty stack or buffer thus
+        # reads the zero row without a test.
+        buffer_start = max_tokens + 2
+        lengths_sorted = lengths.index_select(0, order)
+        positions = torch.arange(max_tokens + 1, device=device)
+        pointers = torch.cat(
+            [
+                base.unsqueeze(1).expand(-1, buffer_start),
+                torch.where(
+                    positions < lengths_sorted.unsqueeze(1),
+                    base.unsqueeze(1) + 1 + positions,
+                    base.unsqueeze(1),
+                ),
+            ],
+            dim=1,
+        )
+        cursor = torch.tensor([buffer_start, 1, 0], device=device).repeat(batch_size, 1)
+        buffer_end = buffer_start + lengths_sorted
+        # How a SHIFT and a REDUCE move the cursor.
+        moves = torch.tensor([[1, 1, 1], [0, -1, -1]], device=device)
 
         hidden = self.compose.hidden
-        queue = base.unsqueeze(1).repeat(1, max_tokens + 1)  # Q: row pointers, bottom first
-        depth = torch.zeros_like(lengths)
-        buffer_position = torch.zeros_like(lengths)  # words shifted so far
         tracker_state = (
             self.tracker.initial_state(batch_size, inputs) if self.tracker is not None else None
         )
-        followed: List[torch.Tensor] = []
-        pushed: List[torch.Tensor] = []
+        followed = torch.full((total_steps, batch_size), PAD, dtype=torch.long, device=device)
+        pushed = base.repeat(total_steps, 1)  # (T, B): the row each step pushed, zero at PAD
         all_logits: List[torch.Tensor] = []
-        batch_index = torch.arange(batch_size, device=device)
 
         for t in range(total_steps):
-            # The two rows a REDUCE would compose and the row a SHIFT would push.
-            stack_top = _peek(queue, depth - 1, base)
-            stack_second = _peek(queue, depth - 2, base)
-            has_word = buffer_position < lengths
-            buffer_top = torch.where(has_word, base + 1 + buffer_position, base)
+            k = running[t]
+            columns = cursor[:k]
+            # The rows a SHIFT would push (buffer top) and a REDUCE compose (top, second).
+            read_rows = pointers[:k].gather(1, columns)
+            nodes: Optional[torch.Tensor] = None
+            extra: Optional[torch.Tensor] = None
+            logits: Optional[torch.Tensor] = None
             if self.tracker is not None:
-                read = tape.read(torch.cat([buffer_top, stack_top, stack_second]))
-                buffer_node, right, left = read.split(batch_size)
+                assert tracker_state is not None
+                nodes = tape.read(read_rows.flatten()).view(k, 3, self.node_dim)
                 tracker_state, logits = self.tracker(
-                    hidden(buffer_node), hidden(right), hidden(left), tracker_state
+                    hidden(nodes[:, 0]),
+                    hidden(nodes[:, 1]),
+                    hidden(nodes[:, 2]),
+                    (tracker_state[0][:k], tracker_state[1][:k]),
                 )
                 if logits is not None:
                     all_logits.append(logits)
                 extra = tracker_state[0]
-            else:
-                left = right = extra = logits = None  # read below, only where needed
 
-            # Which transition each sentence takes at step t.
-            active = t < num_steps
+            # Which transition each running sentence takes at step t.
             if mode == GIVEN:
-                assert transitions is not None
-                action = transitions[:, t]
+                assert given_steps is not None
+                action = given_steps[t, :k]
             else:
                 assert logits is not None
-                predicted = logits.argmax(dim=-1)
+                action = logits.argmax(dim=-1)
                 if mode == MIXED:
-                    assert transitions is not None
-                    follow_own = torch.rand(batch_size, device=device) < self_transition_prob
-                    predicted = torch.where(follow_own, predicted, transitions[:, t])
-                # Only legal moves, so every prediction is a binary tree over all the words.
-                action = torch.where(depth < 2, SHIFT, torch.where(~has_word, REDUCE, predicted))
-            action = torch.where(active, action, PAD)
-            is_shift = action == SHIFT
+                    assert given_steps is not None
+                    follow_own = torch.rand(k, device=device) < self_transition_prob
+                    action = torch.where(follow_own, action, given_steps[t, :k])
+                # Only legal moves, so every prediction is a binary tree over all the words:
+                # SHIFT below two stack items, REDUCE once the buffer is empty.
+                action = torch.where(
+                    columns[:, 1] < 3,
+                    SHIFT,
+                    torch.where(columns[:, 0] >= buffer_end[:k], REDUCE, action),
+                )
             is_reduce = action == REDUCE
 
-            # REDUCE: S[t] := COMPOSE(left, right).
-            new_row = base + 1 + max_tokens + t
+            # REDUCE: S[t] := COMPOSE(left = stack second, right = stack top).
+            new_rows = step_rows[:k] + t
             if sparse_compose:
-                # Only the sentences that reduce now (a third of all rows on average): fewer
-                # FLOPs, at the price of a host sync for nonzero(), so CPU only by default.
-                rows = is_reduce.nonzero().squeeze(1)
+                # Only the sentences that reduce now (a third of the rows on average).
+                if reducing is not None:
+                    rows = reducing[t]
+                else:
+                    rows = is_reduce.nonzero().squeeze(1)  # a host sync: CPU only by default
                 if rows.numel():
-                    if left is None:
-                        pointers = torch.cat([stack_second[rows], stack_top[rows]])
-                        left, right = tape.read(pointers).chunk(2)
+                    if nodes is None:
+                        children = tape.read(read_rows.index_select(0, rows)[:, 1:].flatten())
+                        children = children.view(-1, 2, self.node_dim)
                     else:
-                        left, right = left[rows], right[rows]
+                        children = nodes.index_select(0, rows)[:, 1:]
                     tape.write(
-                        new_row[rows],
-                        self.compose(left, right, None if extra is None else extra[rows]),
+                        new_rows.index_select(0, rows),
+                        self.compose(
+                            children[:, 1],
+                            children[:, 0],
+                            None if extra is None else extra.index_select(0, rows),
+                        ),
                     )
             else:
-                # The whole batch at once; rows of sentences that don't reduce at t are written
-                # but never pointed to.
-                if left is None:
-                    left, right = tape.read(torch.cat([stack_second, stack_top])).split(batch_size)
-                tape.write(new_row, self.compose(left, right, extra))
+                # All running sentences at once; rows of those that shift are written but never
+                # pointed to.
+                if nodes is None:
+                    children = tape.read(read_rows[:, 1:].flatten()).view(k, 2, self.node_dim)
+                else:
+                    children = nodes[:, 1:]
+                tape.write(new_rows, self.compose(children[:, 1], children[:, 0], extra))
 
-            # Push: a SHIFT puts the buffer top at depth, a REDUCE replaces the top two by S[t].
-            push_row = torch.where(is_shift, buffer_top, torch.where(is_reduce, new_row, base))
-            slot = torch.where(is_shift, depth, torch.where(is_reduce, depth - 2, depth - 1)).clamp(
-                min=0
-            )
-            keep = queue[batch_index, slot]
-            queue[batch_index, slot] = torch.where(is_shift | is_reduce, push_row, keep)
-            depth = depth + is_shift.long() - is_reduce.long()
-            buffer_position = buffer_position + is_shift.long()
-            followed.append(action)
-            pushed.append(push_row)
+            # Push: a SHIFT puts the buffer top above the stack top, a REDUCE puts S[t] where
+            # the stack second was.
+            push_rows = torch.where(is_reduce, new_rows, read_rows[:, 0])
+            slots = torch.where(is_reduce, columns[:, 2], columns[:, 1] + 1)
+            pointers[:k].scatter_(1, slots.unsqueeze(1), push_rows.unsqueeze(1))
+            columns += moves.index_select(0, is_reduce.long())
+            followed[t, :k] = action
+            pushed[t, :k] = push_rows
 
-        top = _peek(queue, depth - 1, base)
-        sentence = hidden(tape.read(top))
+        top = pointers.gather(1, cursor[:, 1:2]).squeeze(1)
         output = SpinnOutput(
-            sentence=sentence,
-            transitions=(
-                torch.stack(followed, dim=1)
-                if followed
-                else torch.zeros(batch_size, 0, dtype=torch.long, device=device)
-            ),
-            transition_logits=torch.stack(all_logits, dim=1) if all_logits else None,
+            sentence=hidden(tape.read(top.index_select(0, rank))),
+            transitions=followed.t().index_select(0, rank),
+            transition_logits=_unsort_steps(all_logits, active, rank) if all_logits else None,
             mode=mode,
         )
         if return_nodes:
-            if pushed:
-                nodes = tape.read(torch.stack(pushed, dim=1).flatten())
+            if total_steps:
+                nodes = tape.read(pushed.t().index_select(0, rank).flatten())
             else:
                 nodes = inputs.new_zeros(0, self.node_dim)
             output.node_states = nodes.view(batch_size, total_steps, self.node_dim)
@@ -241,7 +302,14 @@ class Spinn(nn.Module):
         return output
 
 
-def _peek(queue: torch.Tensor, position: torch.Tensor, base: torch.Tensor) -> torch.Tensor:
-    """Row pointer at ``position`` in each sentence's queue, or its zero row if position < 0."""
-    pointer = queue.gather(1, position.clamp(min=0).unsqueeze(1)).squeeze(1)
-    return torch.where(position >= 0, pointer, base)
+def _unsort_steps(
+    per_step: List[torch.Tensor], active: torch.Tensor, rank: torch.Tensor
+) -> torch.Tensor:
+    """(B, T, ...) from one (running[t], ...) tensor per step in sorted row order; zeros where
+    a sentence had ended. ``active``: (T, B) bool in sorted order; ``rank``: (B,)."""
+    values = torch.cat(per_step)
+    num_steps, batch_size = active.shape
+    where = active.flatten().nonzero().squeeze(1)
+    full = values.new_zeros((num_steps * batch_size,) + values.shape[1:])
+    full = full.index_copy(0, where, values).view((num_steps, batch_size) + values.shape[1:])
+    return full.transpose(0, 1).index_select(0, rank)

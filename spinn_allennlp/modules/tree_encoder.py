@@ -1,11 +1,17 @@
 """The interface models use to ask a sentence encoder for its tree."""
 
-from typing import Optional
+from typing import List, Optional, Sequence, Tuple
 
 import torch
 from allennlp.modules.seq2vec_encoders import Seq2VecEncoder
 
+from spinn_allennlp.core.batching import concat_padded
 from spinn_allennlp.core.output import SpinnOutput
+from spinn_allennlp.core.transitions import PAD
+
+# One batch of sentences for an encoder: inputs (B, N, input_dim), mask (B, N) and, for a tree
+# encoder, transitions (B, T) or None.
+SentenceBatch = Tuple[torch.Tensor, torch.Tensor, Optional[torch.Tensor]]
 
 
 class TreeEncoder(Seq2VecEncoder):
@@ -43,3 +49,42 @@ class TreeEncoder(Seq2VecEncoder):
         transitions: Optional[torch.Tensor] = None,
     ) -> torch.Tensor:
         return self.encode(inputs, mask, transitions).sentence
+
+
+def encode_together(
+    encoder: Seq2VecEncoder, batches: Sequence[SentenceBatch]
+) -> List[Tuple[torch.Tensor, Optional[SpinnOutput]]]:
+    """Encodes several sentence batches of one encoder (premises and hypotheses, ...) in ONE
+    encoder call, the sentences of all batches padded to a common width and stacked, and
+    returns per batch what a call of its own returns: `(sentence vectors, SpinnOutput or None)`
+    (the `SpinnOutput` for a `TreeEncoder`, cut to the batch's own steps).
+
+    A step-by-step encoder (SPINN with tracking, an LSTM) runs max(T) sequential steps once
+    instead of once per batch, on a batch as large as all of them. In evaluation mode the
+    result equals separate calls up to float rounding. In training mode what the encoder
+    normalises over a batch sees all the sentences at once: SPINN's `projection_batch_norm`
+    takes its statistics over the words of every batch together and updates its running
+    statistics once per call (and dropout draws differ, as between any two calls).
+
+    A tree encoder gets its transitions through the same call when every batch has them; when
+    only some do (one side to be parsed, the other given), the batches are encoded separately,
+    since the encoder would follow different kinds of trees.
+    """
+    sizes = [inputs.size(0) for inputs, _, _ in batches]
+    if not isinstance(encoder, TreeEncoder):
+        if len(batches) < 2:
+            return [(encoder(inputs, mask), None) for inputs, mask, _ in batches]
+        inputs = concat_padded([inputs for inputs, _, _ in batches], 0.0)
+        mask = concat_padded([mask for _, mask, _ in batches], False)
+        return [(vectors, None) for vectors in encoder(inputs, mask).split(sizes)]
+    given = [transitions for _, _, transitions in batches if transitions is not None]
+    if len(batches) < 2 or 0 < len(given) < len(batches):
+        outputs = [
+            encoder.encode(inputs, mask, transitions) for inputs, mask, transitions in batches
+        ]
+    else:
+        inputs = concat_padded([inputs for inputs, _, _ in batches], 0.0)
+        mask = concat_padded([mask for _, mask, _ in batches], False)
+        transitions = concat_padded(given, PAD) if given else None
+        outputs = encoder.encode(inputs, mask, transitions).split(sizes)
+    return [(output.sentence, output) for output in outputs]

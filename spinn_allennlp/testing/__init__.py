@@ -9,7 +9,12 @@ imported explicitly: `spinn_allennlp.testing.cli` (the AllenNLP command line in 
 
 from spinn_allennlp.testing.memory import recording_tapes, saved_for_backward_bytes
 from spinn_allennlp.testing.paths import CONFIGS_ROOT, FIXTURES_ROOT, PROJECT_ROOT
-from spinn_allennlp.testing.reference import recursive_encode, recursive_tree_lstm
+from spinn_allennlp.testing.reference import (
+    ReferenceParse,
+    recursive_encode,
+    recursive_tree_lstm,
+    reference_spinn,
+)
 from spinn_allennlp.testing.tolerances import (
     LinearMagnitudes,
     gradient_tolerance,
@@ -32,7 +37,9 @@ __all__ = [
     "CONFIGS_ROOT",
     "FIXTURES_ROOT",
     "PROJECT_ROOT",
+    "ReferenceParse",
     "recursive_encode",
+    "reference_spinn",
     "recursive_tree_lstm",
     "LinearMagnitudes",
     "gradient_tolerance",

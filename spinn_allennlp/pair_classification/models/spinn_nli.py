@@ -1,4 +1,4 @@
-from typing import Any, Dict, List, Optional, Tuple
+from typing import Any, Dict, List, Optional
 
 import torch
 from allennlp.common.checks import check_dimensions_match
@@ -13,7 +13,7 @@ from spinn_allennlp.core.output import GIVEN, SpinnOutput
 from spinn_allennlp.core.supervision import parser_predictions, transition_loss
 from spinn_allennlp.data.dataset_readers import LEFT_PAD_TOKEN
 from spinn_allennlp.data.trees import readable_tree
-from spinn_allennlp.modules.tree_encoder import TreeEncoder
+from spinn_allennlp.modules.tree_encoder import SentenceBatch, TreeEncoder, encode_together
 from spinn_allennlp.training.metrics import ParseMetrics
 
 
@@ -37,6 +37,14 @@ class SpinnNliClassifier(Model):
     uniform in [-0.005, 0.005] and the MLP has He initialisation (§4.1); the encoder's is an
     `initializer` in the configs.
 
+    Premise and hypothesis go through the encoder in one call (`encode_pairs_together`): one
+    batch of 2 x batch_size sentences, so a step-by-step encoder (SPINN with tracking, the
+    LSTM) runs its sequential steps once per pair batch instead of twice. In evaluation mode
+    this equals two calls up to float rounding. In training mode, batch statistics inside the
+    encoder (SPINN's `projection_batch_norm`) are taken over premise and hypothesis words
+    together, and its running statistics are updated once per batch instead of twice; set
+    `encode_pairs_together` to false for separate calls (the behaviour of version 0.1.0).
+
     Registered as a `Model` with name "spinn_nli".
 
     # Parameters
@@ -55,6 +63,8 @@ class SpinnNliClassifier(Model):
     transition_loss_weight : `float`, optional (default = `0.0`)
         The paper's alpha; used only with an encoder that has a parser.
     label_namespace : `str`, optional (default = `"labels"`)
+    encode_pairs_together : `bool`, optional (default = `True`)
+        One encoder call for premises and hypotheses (see above), or one call each.
     initializer : `InitializerApplicator`, optional (default = `None`)
     """
 
@@ -69,6 +79,7 @@ class SpinnNliClassifier(Model):
         batch_norm: bool = True,
         transition_loss_weight: float = 0.0,
         label_namespace: str = "labels",
+        encode_pairs_together: bool = True,
         initializer: Optional[InitializerApplicator] = None,
         **kwargs,
     ) -> None:
@@ -83,6 +94,7 @@ class SpinnNliClassifier(Model):
         self._encoder = encoder
         self._label_namespace = label_namespace
         self._transition_loss_weight = transition_loss_weight
+        self._encode_pairs_together = encode_pairs_together
         num_labels = vocab.get_vocab_size(label_namespace)
 
         features = 4 * encoder.get_output_dim()
@@ -111,17 +123,11 @@ class SpinnNliClassifier(Model):
     def has_parser(self) -> bool:
         return isinstance(self._encoder, TreeEncoder) and self._encoder.has_parser
 
-    def _encode(
+    def _sentence_batch(
         self, tokens: TextFieldTensors, transitions: Optional[torch.Tensor]
-    ) -> Tuple[torch.Tensor, Optional[SpinnOutput]]:
-        # Shape: (batch_size, num_tokens, embedding_dim)
-        embedded = self._embedder(tokens)
-        # Shape: (batch_size, num_tokens)
-        mask = util.get_text_field_mask(tokens)
-        if isinstance(self._encoder, TreeEncoder):
-            output = self._encoder.encode(embedded, mask, transitions)
-            return output.sentence, output
-        return self._encoder(embedded, mask), None
+    ) -> SentenceBatch:
+        # Shape: (batch_size, num_tokens, embedding_dim), (batch_size, num_tokens)
+        return self._embedder(tokens), util.get_text_field_mask(tokens), transitions
 
     def forward(
         self,
@@ -132,9 +138,16 @@ class SpinnNliClassifier(Model):
         label: Optional[torch.Tensor] = None,
         metadata: Optional[List[Dict[str, Any]]] = None,
     ) -> Dict[str, Any]:
+        batches = [
+            self._sentence_batch(premise, premise_transitions),
+            self._sentence_batch(hypothesis, hypothesis_transitions),
+        ]
+        if self._encode_pairs_together:
+            encoded = encode_together(self._encoder, batches)
+        else:
+            encoded = [encode_together(self._encoder, [batch])[0] for batch in batches]
         # Shape: (batch_size, encoder_dim) each
-        p, premise_out = self._encode(premise, premise_transitions)
-        h, hypothesis_out = self._encode(hypothesis, hypothesis_transitions)
+        (p, premise_out), (h, hypothesis_out) = encoded
         # Shape: (batch_size, 4 * encoder_dim)
         features = torch.cat([p, h, p - h, p * h], dim=-1)
         # Shape: (batch_size, num_labels)

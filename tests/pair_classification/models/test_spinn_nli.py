@@ -95,3 +95,22 @@ def test_readable_trees_in_the_papers_fixed_length_mode():
     for tree, meta in zip(output["premise_tree"], output["metadata"]):
         words = [t for t in meta["premise_tokens"] if t != LEFT_PAD_TOKEN]
         assert tree.replace("( ", "").replace(" )", "").split() == words
+
+
+@pytest.mark.parametrize("variant", list(SNLI_ENCODER_SIZES))
+def test_pairs_encoded_together_equal_separate_calls(variant):
+    """Premise and hypothesis in one encoder call (the default) give what two calls give, in
+    evaluation mode (float64: only rounding differs, 1e-10 claims equality)."""
+    model, batch = model_and_batch(variant)
+    model.double()
+    model._encode_pairs_together = True
+    together = model(**batch)
+    model._encode_pairs_together = False
+    separate = model(**batch)
+    torch.testing.assert_close(together["probs"], separate["probs"], atol=1e-10, rtol=0)
+    torch.testing.assert_close(together["loss"], separate["loss"], atol=1e-10, rtol=0)
+    for side in ("premise", "hypothesis"):
+        key = f"{side}_transitions"
+        assert (key in together) == (key in separate)
+        if key in together:
+            assert torch.equal(together[key], separate[key])
