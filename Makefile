@@ -4,7 +4,7 @@ PY := $(VENV)/bin/python
 SERIALIZATION_DIR ?= out/spinn
 LINTED := spinn_allennlp tests benchmarks scripts setup.py
 
-.PHONY: setup lint format test train benchmark
+.PHONY: setup lint format test train benchmark benchmark-snli torch-only
 
 setup:
 	VENV=$(VENV) bash scripts/setup_env.sh
@@ -30,3 +30,13 @@ train: setup
 
 benchmark: setup
 	bash benchmarks/run_all.sh
+
+# Whole SNLI training steps of the four configs through AllenNLP (needs the full .venv).
+benchmark-snli: setup
+	$(PY) -W ignore benchmarks/snli_training_speed.py --threads 1
+
+# The core's tests and the torch benchmarks in a virtual environment with torch, pytest and
+# matplotlib only (.venv-torch, made on first use): what runs on a machine without AllenNLP.
+torch-only:
+	bash scripts/torch_only_env.sh python -m pytest tests/core -q -p no:cacheprovider
+	PYTHON=.venv-torch/bin/python bash scripts/torch_only_env.sh bash benchmarks/run_all.sh --threads 1 --out out/torch_only_benchmarks

@@ -5,10 +5,13 @@ Run the scripts from the repository root (``python benchmarks/encoding_speed.py`
 this folder on ``sys.path`` themselves.
 """
 
+import contextlib
+import copy
 import json
 import platform
 import random
 import statistics
+import sys
 import time
 from pathlib import Path
 from typing import Callable, Dict, List, Optional, Sequence, Tuple, Union
@@ -40,6 +43,9 @@ PI = "SPINN-PI"
 SPINN_FULL = "SPINN (own parser)"
 RECURSIVE = "recursive TreeLSTM (CPU, batch 1)"
 NAIVE_STACK = "naive stack-copy SPINN-PI-NT"
+PI_COMPILED = "SPINN-PI, torch.compile'd cells"
+SPINN_COMPILED = "SPINN (own parser), torch.compile'd cells"
+COMPILED = {PI_COMPILED: PI, SPINN_COMPILED: SPINN_FULL}
 
 
 # --- data ---------------------------------------------------------------------------------
@@ -93,6 +99,26 @@ def build_spinn_models(dim: int, seed: int) -> Dict[str, Spinn]:
         PI: Spinn(dim, dim, tracking_dim=PI_TRACKING_DIM),
         SPINN_FULL: Spinn(dim, dim, tracking_dim=SPINN_TRACKING_DIM, predict_transitions=True),
     }
+
+
+def compiled_copy(model: Spinn, device: str) -> Spinn:
+    """A copy of ``model`` whose composition and tracker run through ``torch.compile``
+    (``dynamic=True``: the number of running sentences changes every step). On CUDA with
+    ``mode="reduce-overhead"``, i.e. CUDA graphs recorded per shape. An experiment: the
+    encoder does not use it (see benchmarks/README.md for what it measured)."""
+    compiled = copy.deepcopy(model)
+    mode = "reduce-overhead" if torch.device(device).type == "cuda" else None
+    compiled.compose = torch.compile(compiled.compose, dynamic=True, mode=mode)  # type: ignore[assignment]
+    if compiled.tracker is not None:
+        compiled.tracker = torch.compile(compiled.tracker, dynamic=True, mode=mode)  # type: ignore[assignment]
+    return compiled
+
+
+def autocast_context(device: str, dtype: Optional[str]):
+    """``torch.autocast`` to ``dtype`` ("bf16") on ``device``, or a context doing nothing."""
+    if dtype is None:
+        return contextlib.nullcontext()
+    return torch.autocast(torch.device(device).type, dtype={"bf16": torch.bfloat16}[dtype])
 
 
 def levelwise(
@@ -271,6 +297,8 @@ STYLES = {
     PI_NT_LEVELWISE: ("tab:orange", "-"),
     PI: ("tab:green", "-"),
     SPINN_FULL: ("tab:red", "-"),
+    PI_COMPILED: ("tab:green", ":"),
+    SPINN_COMPILED: ("tab:red", ":"),
     LSTM: ("tab:purple", "-"),
     RECURSIVE: ("tab:brown", "--"),
     NAIVE_STACK: ("tab:gray", "--"),
@@ -285,8 +313,13 @@ def loglog_plot(
     title: str,
     labels: Optional[Dict[str, str]] = None,
 ) -> None:
-    """Writes a PNG with one log-log line per model: ``series[name] = (xs, ys)``."""
-    import matplotlib
+    """Writes a PNG with one log-log line per model: ``series[name] = (xs, ys)``. Without
+    matplotlib (a bare GPU machine), says so and writes nothing: the tables are the result."""
+    try:
+        import matplotlib
+    except ImportError:
+        print(f"matplotlib is not installed: no plot {path}", file=sys.stderr)
+        return
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt

@@ -13,25 +13,31 @@ min(B, --recursive-subset) sentences; its batch time is scaled up to B sentences
 import argparse
 import copy
 import sys
+import time
 from pathlib import Path
-from typing import Callable, Dict
+from typing import Callable, Dict, Optional
 
 import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from common import (  # noqa: E402
+    COMPILED,
     LSTM,
     PI,
+    PI_COMPILED,
     PI_NT,
     PI_NT_LEVELWISE,
     RECURSIVE,
+    SPINN_COMPILED,
     SPINN_FULL,
     LstmEncoder,
     TreeBatch,
+    autocast_context,
     benchmark_batch,
     build_spinn_models,
     check_pi_nt_implementations,
+    compiled_copy,
     environment,
     fmt,
     levelwise,
@@ -45,7 +51,9 @@ from common import (  # noqa: E402
     write_results,
 )
 
-ROWS = [PI_NT, PI_NT_LEVELWISE, PI, SPINN_FULL, LSTM, RECURSIVE]
+from spinn_allennlp.core.spinn import Spinn  # noqa: E402
+
+ROWS = [PI_NT, PI_NT_LEVELWISE, PI, SPINN_FULL, PI_COMPILED, SPINN_COMPILED, LSTM, RECURSIVE]
 LSTM_MODES = {
     "packed": "pack_padded_sequence, each sentence stops at its length",
     "padded": "all N steps on the padded batch",
@@ -72,6 +80,17 @@ def parse_args() -> argparse.Namespace:
         choices=["packed", "padded"],
         help="packed: pack_padded_sequence; padded: all N steps",
     )
+    parser.add_argument(
+        "--autocast",
+        default=None,
+        choices=["bf16"],
+        help="run every model except the CPU recursive baseline under bf16 autocast",
+    )
+    parser.add_argument(
+        "--compile",
+        action="store_true",
+        help="also time SPINN-PI and SPINN with torch.compile'd cells (CUDA graphs on cuda)",
+    )
     parser.add_argument("--threads", type=int, default=None, help="torch.set_num_threads")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--out", type=Path, default=Path("benchmarks/results"))
@@ -90,6 +109,13 @@ def encoders(
     calls[PI] = lambda: models[PI](batch.inputs, batch.mask, batch.transitions)
     calls[SPINN_FULL] = lambda: models[SPINN_FULL](batch.inputs, batch.mask, mode="predicted")
     calls[LSTM] = lambda: models[LSTM](batch.inputs, batch.mask)
+    if PI_COMPILED in models:
+        calls[PI_COMPILED] = lambda: models[PI_COMPILED](
+            batch.inputs, batch.mask, batch.transitions
+        )
+        calls[SPINN_COMPILED] = lambda: models[SPINN_COMPILED](
+            batch.inputs, batch.mask, mode="predicted"
+        )
     return calls
 
 
@@ -108,13 +134,18 @@ def run(args: argparse.Namespace) -> Dict[str, object]:
         random_lengths(max(args.batch_sizes), args.max_len, args.seed), args.hidden, args.seed
     )
     checks = check_pi_nt_implementations(cpu_pi_nt, pool.head(min(8, len(pool))))
+    if args.compile:
+        checks.update(add_compiled_models(models, pool.head(min(8, len(pool))).to(device), device))
 
     results: Dict[str, Dict[int, Dict[str, object]]] = {name: {} for name in ROWS}
     for batch_size in args.batch_sizes:
         cpu_batch = pool.head(batch_size)
         batch = cpu_batch.to(device)
         subset = cpu_batch.head(min(batch_size, args.recursive_subset))
-        calls = encoders(models, batch)
+        calls = {
+            name: autocast_call(call, device, args.autocast)
+            for name, call in encoders(models, batch).items()
+        }
         calls[RECURSIVE] = lambda: recursive_encode(cpu_pi_nt, subset.inputs, subset.trees)
         with torch.no_grad():
             times = time_interleaved(calls, device, args.warmup, args.repeats)
@@ -151,6 +182,39 @@ def run(args: argparse.Namespace) -> Dict[str, object]:
     }
 
 
+def autocast_call(
+    call: Callable[[], object], device: str, dtype: Optional[str]
+) -> Callable[[], object]:
+    def run() -> object:
+        with autocast_context(device, dtype):
+            return call()
+
+    return run
+
+
+def add_compiled_models(
+    models: Dict[str, torch.nn.Module], batch: TreeBatch, device: str
+) -> Dict[str, Optional[float]]:
+    """Adds the torch.compile'd copies (compiled on first use, here) and returns the max
+    |difference| of their sentence vectors from the eager models' (raises above 1e-4)."""
+    differences: Dict[str, Optional[float]] = {}
+    for name, eager_name in COMPILED.items():
+        eager = models[eager_name]
+        assert isinstance(eager, Spinn)
+        models[name] = compiled_copy(eager, device).eval()
+        started = time.perf_counter()
+        with torch.no_grad():
+            mode = "predicted" if eager.predict_transitions else "given"
+            given = batch.transitions if mode == "given" else None
+            expected = eager(batch.inputs, batch.mask, given, mode=mode).sentence
+            got = models[name](batch.inputs, batch.mask, given, mode=mode).sentence
+        print(f"{name}: compiled in {time.perf_counter() - started:.0f} s", file=sys.stderr)
+        differences[name] = float((got - expected).abs().max())
+        if differences[name] > 1e-4:  # type: ignore[operator]
+            raise AssertionError(f"{name} differs from the eager model: {differences[name]}")
+    return differences
+
+
 def speed(data: Dict[str, object], name: str, batch_size: int):
     entry = data["results"].get(name, {}).get(str(batch_size))
     return None if entry is None else entry["sentences_per_second"]
@@ -161,12 +225,15 @@ def ratio(numerator, denominator):
 
 
 # Speed ratios printed under the table: the paper's two (SPINN vs TreeRNN, LSTM vs SPINN).
+# And how far the tracking variants are from PI-NT level-wise (issue 12's targets).
 RATIOS = [
     (PI_NT_LEVELWISE, RECURSIVE),
     (PI_NT, RECURSIVE),
     (LSTM, PI_NT_LEVELWISE),
     (LSTM, PI),
     (LSTM, SPINN_FULL),
+    (PI_NT_LEVELWISE, PI),
+    (PI_NT_LEVELWISE, SPINN_FULL),
 ]
 
 
@@ -180,13 +247,17 @@ def render(data: Dict[str, object]) -> str:
         if name in data["results"]
     ]
     for faster, slower in RATIOS:
+        if faster not in data["results"] or slower not in data["results"]:
+            continue
         rows.append(
             [f"*{faster} / {slower}*"]
             + [fmt(ratio(speed(data, faster, b), speed(data, slower, b))) + "×" for b in sizes]
         )
     notes = [
         f"Inference encoding speed, {env['device']} ({env.get('gpu', env['cpu'])}, torch threads: "
-        f"{env['torch_threads']}), torch {env['torch']}.",
+        f"{env['torch_threads']}), torch {env['torch']}"
+        + (f", {config['autocast']} autocast" if config.get("autocast") else "")
+        + ".",
         f"D = word dim = {config['hidden']}; lengths uniform in [{config['min_len']}, "
         f"{config['max_len']}], random binary trees, each batch padded to its longest sentence; "
         f"median of {config['repeats']} interleaved timed runs, each after {config['warmup']} "
@@ -225,7 +296,7 @@ def main() -> None:
     data = run(args)
     markdown = render(data)
     print(markdown)
-    stem = f"encoding_speed_{args.device}"
+    stem = f"encoding_speed_{args.device}" + (f"_{args.autocast}" if args.autocast else "")
     write_results(args.out, stem, markdown, data)
     plot(data, args.out / f"{stem}.png")
     print(f"\nwrote {args.out}/{stem}.md, .json, .png", file=sys.stderr)

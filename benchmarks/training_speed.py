@@ -38,6 +38,7 @@ from common import (  # noqa: E402
     LstmEncoder,
     NaiveStackSpinn,
     TreeBatch,
+    autocast_context,
     benchmark_batch,
     build_spinn_models,
     check_pi_nt_implementations,
@@ -76,6 +77,9 @@ def parse_args() -> argparse.Namespace:
     parser.add_argument("--repeats", type=int, default=5, help="timed steps; the median is kept")
     parser.add_argument("--warmup", type=int, default=1, help="untimed steps before each timed one")
     parser.add_argument("--lstm", default="packed", choices=["packed", "padded"])
+    parser.add_argument(
+        "--autocast", default=None, choices=["bf16"], help="bf16 autocast around forward + loss"
+    )
     parser.add_argument("--threads", type=int, default=None, help="torch.set_num_threads")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--out", type=Path, default=Path("benchmarks/results"))
@@ -121,11 +125,13 @@ def loss_functions(
 
 
 def training_step(
-    optimizer: torch.optim.Optimizer, loss: Callable[[], torch.Tensor]
+    optimizer: torch.optim.Optimizer, loss: Callable[[], torch.Tensor], device: str, autocast
 ) -> Callable[[], None]:
     def step() -> None:
         optimizer.zero_grad(set_to_none=True)
-        loss().backward()
+        with autocast_context(device, autocast):
+            value = loss()
+        value.backward()
         optimizer.step()
 
     return step
@@ -144,7 +150,8 @@ def measure_speed(args, models) -> Dict[str, Dict[str, Dict[str, object]]]:
     for batch_size in args.batch_sizes:
         losses = loss_functions(models, pool.head(batch_size).to(args.device))
         steps = {
-            name: training_step(optimizer, losses[name]) for name, optimizer in optimizers.items()
+            name: training_step(optimizer, losses[name], args.device, args.autocast)
+            for name, optimizer in optimizers.items()
         }
         times = time_interleaved(steps, args.device, args.warmup, args.repeats)
         for name, seconds in times.items():
@@ -203,6 +210,25 @@ def render(data: Dict[str, object]) -> str:
         for name in SPEED_ROWS
         if name in speed
     ]
+    # How far the tracking variants are from PI-NT level-wise and from the LSTM, per batch size.
+    for faster, slower in [
+        (PI_NT_LEVELWISE, PI),
+        (PI_NT_LEVELWISE, SPINN_FULL),
+        (LSTM, SPINN_FULL),
+    ]:
+        if faster in speed and slower in speed:
+            speed_rows.append(
+                [f"*{faster} / {slower}*"]
+                + [
+                    fmt(
+                        speed[faster][str(b)]["steps_per_second"]
+                        / speed[slower][str(b)]["steps_per_second"]
+                    )
+                    + "×"
+                    for b in sizes
+                ]
+                + ["" for _ in sizes]
+            )
     speed_table = markdown_table(
         ["training"] + [f"steps/s B={b}" for b in sizes] + [f"sent/s B={b}" for b in sizes],
         speed_rows,
@@ -227,7 +253,9 @@ def render(data: Dict[str, object]) -> str:
     cuda = env["device"] == "cuda"
     notes = [
         f"{env['device']} ({env.get('gpu', env['cpu'])}, torch threads: {env['torch_threads']}), "
-        f"torch {env['torch']}; D = word dim = {config['hidden']}.",
+        f"torch {env['torch']}"
+        + (f", {config['autocast']} autocast (speed)" if config.get("autocast") else "")
+        + f"; D = word dim = {config['hidden']}.",
         f"Speed: lengths uniform in [{config['min_len']}, {config['max_len']}], random binary "
         f"trees; step = zero_grad + forward + backward + RMSprop step; median of "
         f"{config['repeats']} interleaved timed steps, each after {config['warmup']} untimed "
@@ -295,7 +323,7 @@ def main() -> None:
     }
     markdown = render(data)
     print(markdown)
-    stem = f"training_{args.device}"
+    stem = f"training_{args.device}" + (f"_{args.autocast}" if args.autocast else "")
     write_results(args.out, stem, markdown, data)
     plot(data, args.out / f"{stem}_memory.png")
     print(f"\nwrote {args.out}/{stem}.md, .json, {stem}_memory.png", file=sys.stderr)

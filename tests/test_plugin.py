@@ -66,3 +66,37 @@ def test_core_and_testing_load_without_allennlp():
         "print(sorted(m for m in sys.modules if m.split('.')[0] == 'allennlp'))"
     )
     assert run_python(script, cwd=PROJECT_ROOT).strip() == "[]"
+
+
+BLOCK_ALLENNLP = """
+import importlib.abc, sys
+class NoAllenNLP(importlib.abc.MetaPathFinder):
+    def find_spec(self, name, path, target=None):
+        if name.split(".")[0] == "allennlp":
+            raise ImportError("allennlp is not installed here (torch only)")
+sys.meta_path.insert(0, NoAllenNLP())
+"""
+
+
+def test_core_tests_and_benchmarks_run_without_allennlp(tmp_path):
+    """With AllenNLP made unimportable, the core's tests are collected (every module imports)
+    and both torch benchmarks run end to end at toy sizes. (`scripts/torch_only_env.sh` does
+    the same for real in a virtual environment holding only torch, pytest and matplotlib.)"""
+    script = BLOCK_ALLENNLP + f"""
+import runpy
+import pytest
+assert pytest.main(["--collect-only", "-q", "-p", "no:cacheprovider", "tests/core"]) == 0
+common = ["--threads", "1", "--hidden", "8", "--repeats", "1", "--out", {str(tmp_path)!r}]
+for script, options in [
+    ("encoding_speed.py", ["--batch-sizes", "2", "--recursive-subset", "2", "--max-len", "6"]),
+    ("training_speed.py", ["--batch-sizes", "2", "--lengths", "3,6", "--memory-batch", "2",
+                           "--max-len", "6"]),
+]:
+    sys.argv = [script] + common + options
+    runpy.run_path("benchmarks/" + script, run_name="__main__")
+print(sorted(m for m in sys.modules if m.split(".")[0] == "allennlp"))
+"""
+    output = run_python(script, cwd=PROJECT_ROOT)
+    assert output.strip().endswith("[]")
+    written = sorted(path.name for path in tmp_path.iterdir())
+    assert "encoding_speed_cpu.md" in written and "training_cpu.md" in written
