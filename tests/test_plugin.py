@@ -82,7 +82,9 @@ def test_core_tests_and_benchmarks_run_without_allennlp(tmp_path):
     """With AllenNLP made unimportable, the core's tests are collected (every module imports)
     and both torch benchmarks run end to end at toy sizes. (`scripts/torch_only_env.sh` does
     the same for real in a virtual environment holding only torch, pytest and matplotlib.)"""
-    script = BLOCK_ALLENNLP + f"""
+    script = (
+        BLOCK_ALLENNLP
+        + f"""
 import runpy
 import pytest
 assert pytest.main(["--collect-only", "-q", "-p", "no:cacheprovider", "tests/core"]) == 0
@@ -96,6 +98,7 @@ for script, options in [
     runpy.run_path("benchmarks/" + script, run_name="__main__")
 print(sorted(m for m in sys.modules if m.split(".")[0] == "allennlp"))
 """
+    )
     output = run_python(script, cwd=PROJECT_ROOT)
     assert output.strip().endswith("[]")
     written = sorted(path.name for path in tmp_path.iterdir())
