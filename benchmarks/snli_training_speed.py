@@ -63,7 +63,12 @@ NAMES = {
 def parse_args() -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--device", default="cpu", choices=["cpu", "cuda"])
-    parser.add_argument("--configs", default=",".join(NAMES), help="comma-separated")
+    parser.add_argument(
+        "--configs",
+        default=",".join(NAMES),
+        help="comma-separated; NAME:separate = that config with premise and hypothesis encoded "
+        "in two calls (encode_pairs_together false, as before 0.2.0)",
+    )
     parser.add_argument("--batches", type=int, default=20, help="distinct batches timed")
     parser.add_argument("--repeats", type=int, default=1, help="timed passes over the batches")
     parser.add_argument("--warmup", type=int, default=1, help="untimed steps before each timed one")
@@ -86,7 +91,12 @@ def build_trainer(config: str, args: argparse.Namespace, workdir: Path) -> Gradi
         "numpy_seed": args.seed,
         "pytorch_seed": args.seed,
     }
-    path = CONFIGS_ROOT / "pair_classification" / f"{config}.jsonnet"
+    name, _, variant = config.partition(":")
+    if variant == "separate":
+        overrides["model.encode_pairs_together"] = False
+    elif variant:
+        raise ValueError(f"unknown config variant {variant!r} in {config!r}")
+    path = CONFIGS_ROOT / "pair_classification" / f"{name}.jsonnet"
     params = Params.from_file(str(path), params_overrides=overrides)
     prepare_environment(params)  # same seeds for every config: same batches
     train_model = TrainModel.from_params(
@@ -210,6 +220,12 @@ def main() -> None:
     print(f"\nwrote {args.out}/{stem}.md, .json", file=sys.stderr)
 
 
+def label(config: str) -> str:
+    name, _, variant = config.partition(":")
+    text = f"{NAMES.get(name, name)} (`{name}.jsonnet`)"
+    return text + (", premise and hypothesis in separate calls" if variant else "")
+
+
 def render(data: Dict[str, object]) -> str:
     results = data["results"]
     env = data["environment"]
@@ -220,7 +236,7 @@ def render(data: Dict[str, object]) -> str:
     for name, result in results.items():
         rows.append(
             [
-                f"{NAMES.get(name, name)} (`{name}.jsonnet`)",
+                label(name),
                 fmt(result["steps_per_second"]),
                 fmt(result["steps_per_second"] * 32),
                 fmt(lstm / result["steps_per_second"]) + "×" if lstm else "—",
