@@ -235,7 +235,9 @@ class Spinn(nn.Module):
                 if mode == MIXED:
                     assert given_steps is not None
                     follow_own = torch.rand(k, device=device) < self_transition_prob
-                    action = torch.where(follow_own, action, given_steps[t, :k])
+                    given = given_steps[t, :k]
+                    # Past the end of a shorter given sequence, its own prediction.
+                    action = torch.where(follow_own | (given == PAD), action, given)
                 # Only legal moves, so every prediction is a binary tree over all the words:
                 # SHIFT below two stack items, REDUCE once the buffer is empty.
                 action = torch.where(

@@ -157,3 +157,14 @@ def test_two_batches_in_one_call_equal_two_calls(variant, mode, device):
                 assert getattr(joint, name) is None
             else:
                 torch.testing.assert_close(getattr(joint, name), expected, atol=1e-10, rtol=0)
+
+
+def test_mixed_mode_follows_its_own_parse_past_the_given_steps():
+    """Mixed mode runs 2n - 1 steps whatever was given: where the given sequence has ended
+    (PAD), the parser's own legal choice is followed and recorded."""
+    torch.manual_seed(0)
+    model = Spinn(6, 5, tracking_dim=4, predict_transitions=True).eval()
+    inputs, mask, _ = make_batch([5, 9, 2], 6, random.Random(13))
+    nothing_given = torch.full((3, 1), tr.PAD)
+    mixed = model(inputs, mask, nothing_given, mode="mixed", self_transition_prob=0.0)
+    assert torch.equal(mixed.transitions, model(inputs, mask, mode=PREDICTED).transitions)
