@@ -3,24 +3,40 @@
 # in editable mode. Does nothing when the environment already matches the locks.
 #   requirements/lock.txt      what the package needs at run time
 #   requirements/dev-lock.txt  tests, linters, benchmark plots (skipped with DEV=0)
+# TORCH_INDEX_URL: install torch (TORCH_VERSION, default 2.13.0) and a torchvision built for it
+# from that index instead of the lock's CPU build, e.g. a CUDA build:
+#   TORCH_INDEX_URL=https://download.pytorch.org/whl/cu126 make setup
 set -euo pipefail
 cd "$(dirname "$0")/.."
 VENV=${VENV:-.venv}
 PYTHON=${PYTHON:-python3}
 DEV=${DEV:-1}
+TORCH_INDEX_URL=${TORCH_INDEX_URL:-}
+TORCH_VERSION=${TORCH_VERSION:-2.13.0}
 locks=(requirements/lock.txt)
 [ "$DEV" = 1 ] && locks+=(requirements/dev-lock.txt)
-want=$(cat "${locks[@]}" setup.py | sha256sum | cut -c1-64)
+torch_choice=()
+[ -n "$TORCH_INDEX_URL" ] && torch_choice=(<(echo "$TORCH_INDEX_URL $TORCH_VERSION"))
+want=$(cat "${locks[@]}" setup.py "${torch_choice[@]}" | sha256sum | cut -c1-64)
 stamp="$VENV/.spinn-lock-sha256"
 if [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$want" ]; then
   exit 0
 fi
 "$PYTHON" -m venv "$VENV"
+pip=("$VENV/bin/python" -m pip install --disable-pip-version-check)
 # --no-deps: the locks are complete and already resolved with overrides for allennlp's stale
 # pins (requirements/overrides.txt); letting pip resolve again would reject them.
 for lock in "${locks[@]}"; do
-  "$VENV/bin/python" -m pip install --disable-pip-version-check --no-deps -r "$lock"
+  if [ -n "$TORCH_INDEX_URL" ]; then
+    grep -vE '^(torch|torchvision)==' "$lock" > "$VENV/$(basename "$lock" .txt)-without-torch.txt"
+    lock="$VENV/$(basename "$lock" .txt)-without-torch.txt"
+  fi
+  "${pip[@]}" --no-deps -r "$lock"
 done
-"$VENV/bin/python" -m pip install --disable-pip-version-check --no-deps --no-build-isolation -e .
+if [ -n "$TORCH_INDEX_URL" ]; then
+  # With dependencies: a CUDA build brings its own CUDA libraries from that index.
+  "${pip[@]}" "torch==$TORCH_VERSION" torchvision --index-url "$TORCH_INDEX_URL"
+fi
+"${pip[@]}" --no-deps --no-build-isolation -e .
 echo "$want" > "$stamp"
 echo "environment ready: $VENV"
