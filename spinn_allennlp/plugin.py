@@ -13,11 +13,14 @@ from spinn_allennlp.data.tree_sources import (
     RightBranchingTrees,
     TreeSource,
 )
-from spinn_allennlp.modules import SpinnEncoder
+from spinn_allennlp.modules import SpinnEncoder, SpinnTreeNodeEncoder, TreeNodeEncoder
 from spinn_allennlp.pair_classification import (
+    EsimNli,
+    HimNli,
     SnliTransitionsReader,
     SpinnNliClassifier,
     SpinnNliPredictor,
+    TreeEsimNli,
 )
 from spinn_allennlp.training import ParseMetrics, Share, StepDecayPerBatch
 
@@ -28,8 +31,13 @@ __all__ = [
     "LeftBranchingTrees",
     "RightBranchingTrees",
     "SpinnEncoder",
+    "TreeNodeEncoder",
+    "SpinnTreeNodeEncoder",
     "SnliTransitionsReader",
     "SpinnNliClassifier",
+    "EsimNli",
+    "TreeEsimNli",
+    "HimNli",
     "SpinnNliPredictor",
     "ParseMetrics",
     "Share",

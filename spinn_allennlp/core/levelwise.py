@@ -16,7 +16,7 @@ to N words, so what autograd keeps stays O(rows x node_dim), however many levels
 """
 
 from dataclasses import dataclass
-from typing import List, Optional, Tuple
+from typing import Callable, List, Optional, Tuple
 
 import torch
 
@@ -26,7 +26,7 @@ from spinn_allennlp.core.batching import (
     default_transitions,
     fit_width,
 )
-from spinn_allennlp.core.cells import BufferProjection, Composition
+from spinn_allennlp.core.cells import Composition
 from spinn_allennlp.core.output import GIVEN, SpinnOutput
 from spinn_allennlp.core.tape import WriteOnceTape
 from spinn_allennlp.core.transitions import REDUCE, SHIFT
@@ -39,6 +39,9 @@ class LevelPlan:
     # One (rows, left child rows, right child rows) triple per height 1, 2, ...
     levels: List[Tuple[torch.Tensor, torch.Tensor, torch.Tensor]]
     num_rows: int
+    # Per height, the step of each of that level's REDUCEs, as flat indices b * T + t (for
+    # per-node inputs).
+    level_steps: List[torch.Tensor]
 
 
 def plan_levels(transitions: torch.Tensor, max_tokens: int) -> LevelPlan:
@@ -93,27 +96,35 @@ def plan_levels(transitions: torch.Tensor, max_tokens: int) -> LevelPlan:
     lefts = flat_rows.index_select(0, left.index_select(0, by_height))
     rights = flat_rows.index_select(0, right.index_select(0, by_height))
     levels = list(zip(rows.split(sizes), lefts.split(sizes), rights.split(sizes)))
-    return LevelPlan(node_rows, levels, first_reduce_row + int(reduces.numel()))
+    level_steps = list(reduces.index_select(0, by_height).split(sizes))
+    return LevelPlan(node_rows, levels, first_reduce_row + int(reduces.numel()), level_steps)
 
 
 def levelwise_forward(
-    projection: BufferProjection,
+    projection: Callable[[torch.Tensor, torch.Tensor], torch.Tensor],
     compose: Composition,
     inputs: torch.Tensor,
     mask: torch.Tensor,
     transitions: Optional[torch.Tensor] = None,
     return_nodes: bool = False,
+    node_inputs: Optional[torch.Tensor] = None,
 ) -> SpinnOutput:
     """SPINN-PI-NT over given transitions (the balanced tree when None), composed level by
-    level: ``Spinn.forward(inputs, mask, transitions, mode="given", return_nodes=...)`` of a
-    model without tracking whose layers are ``projection`` and ``compose``.
+    level: ``Spinn.forward(inputs, mask, transitions, mode="given", return_nodes=...,
+    node_inputs=...)`` of a model without tracking whose layers are ``projection`` (the
+    leaves: ``(inputs, mask)`` to the real words' node rows, e.g. ``Spinn.leaves``) and
+    ``compose``.
 
-    inputs: (B, N, input_dim) word vectors; mask: (B, N), True on real words, which come first.
+    inputs: (B, N, input_dim) word vectors; mask: (B, N), True on real words, which come first;
+    node_inputs: (B, T'', d) with T'' at least the number of steps, the input of the node made
+    at each step (read at REDUCEs), when the composition takes one (``extra_dim == d``).
     """
-    if compose.extra_dim:
+    node_input_dim = 0 if node_inputs is None else node_inputs.size(-1)
+    if compose.extra_dim != node_input_dim:
         raise ValueError(
-            "level-wise batching needs a composition without an extra input (SPINN-PI-NT): "
-            "a tracking LSTM makes every node depend on all earlier steps"
+            "level-wise batching needs a composition without an extra input but the node "
+            f"input (extra_dim {compose.extra_dim}, node inputs of width {node_input_dim}): a "
+            "tracking LSTM makes every node depend on all earlier steps"
         )
     device = inputs.device
     batch_size, max_tokens = mask.shape
@@ -143,10 +154,22 @@ def levelwise_forward(
         batch_size, max_tokens
     )
     tape.write(word_rows[mask], projection(inputs, mask))
-    for rows, left, right in plan.levels:
+    level_inputs: List[Optional[torch.Tensor]] = [None] * len(plan.levels)
+    if node_inputs is not None:
+        if node_inputs.dim() != 3 or node_inputs.size(1) < total_steps:
+            raise ValueError(
+                f"node_inputs must have shape (batch, at least {total_steps} steps, dim), "
+                f"got {tuple(node_inputs.shape)}"
+            )
+        # One gather of every REDUCE's input, in level order, then split per level.
+        flat_inputs = node_inputs[:, :total_steps].reshape(-1, node_input_dim)
+        steps = torch.cat(plan.level_steps) if plan.level_steps else plan.node_rows.new_zeros(0)
+        sizes = [step.numel() for step in plan.level_steps]
+        level_inputs = list(flat_inputs.index_select(0, steps).split(sizes))
+    for (rows, left, right), extra in zip(plan.levels, level_inputs):
         # One read of both children and one composition for every node of this height.
         left_nodes, right_nodes = tape.read(torch.cat([left, right])).split(rows.numel())
-        tape.write(rows, compose(left_nodes, right_nodes))
+        tape.write(rows, compose(left_nodes, right_nodes, extra))
 
     # The stack top after the last step is the node that step pushed (0 if there was none).
     if total_steps:

@@ -45,6 +45,12 @@ class Spinn(nn.Module):
     * ``tracking_dim>0``: SPINN-PI, the tracking LSTM feeds the composition (§3.3).
     * ``predict_transitions=True`` (needs tracking): full SPINN, with a transition classifier
       (eq. 5) that can drive the parse itself.
+
+    Node inputs (Chen et al. 2017, eq. 3-10): with ``node_input_dim > 0`` every REDUCE also
+    takes an input vector of its own, ``node_inputs[:, t]`` for the node made at step t, next
+    to the tracker's state in the composition's extra input. ``leaf="cell"`` makes the leaves
+    the same cell with no children, taking the word vector as their input (so
+    ``node_input_dim == input_dim``), instead of the linear projection of eq. 4.
     """
 
     def __init__(
@@ -57,6 +63,8 @@ class Spinn(nn.Module):
         projection_dropout: float = 0.0,
         projection_batch_norm: bool = False,
         levelwise: bool = True,
+        node_input_dim: int = 0,
+        leaf: str = "projection",
     ) -> None:
         super().__init__()
         if predict_transitions and tracking_dim <= 0:
@@ -65,13 +73,22 @@ class Spinn(nn.Module):
             raise ValueError(
                 f"composition must be one of {sorted(COMPOSITIONS)}, got {composition!r}"
             )
+        _check_leaf(
+            leaf, input_dim, node_input_dim, tracking_dim, projection_dropout, projection_batch_norm
+        )
         self.input_dim = input_dim
         self.hidden_dim = hidden_dim
         self.predict_transitions = predict_transitions
-        self.compose = COMPOSITIONS[composition](hidden_dim, extra_dim=max(tracking_dim, 0))
+        self.node_input_dim = node_input_dim
+        # The composition's extra input: [tracker state; node input], either may be absent.
+        self.compose = COMPOSITIONS[composition](
+            hidden_dim, extra_dim=max(tracking_dim, 0) + node_input_dim
+        )
         self.node_dim = self.compose.node_dim
-        self.projection = BufferProjection(
-            input_dim, self.node_dim, projection_dropout, projection_batch_norm
+        self.projection = (
+            BufferProjection(input_dim, self.node_dim, projection_dropout, projection_batch_norm)
+            if leaf == "projection"
+            else None
         )
         self.tracker = (
             Tracker(hidden_dim, tracking_dim, predict_transitions) if tracking_dim > 0 else None
@@ -91,6 +108,7 @@ class Spinn(nn.Module):
         mode: str = GIVEN,
         self_transition_prob: float = 0.0,
         return_nodes: bool = False,
+        node_inputs: Optional[torch.Tensor] = None,
     ) -> SpinnOutput:
         """Encodes a batch.
 
@@ -100,6 +118,9 @@ class Spinn(nn.Module):
         in "predicted" mode.
         ``self_transition_prob`` is the chance, per step, that "mixed" mode follows the model's
         own prediction instead of the given transition (NSHRDLU Model 2).
+        ``node_inputs``: (B, T'', node_input_dim), T'' at least the number of steps taken;
+        column t is the input of the node made at step t (read at REDUCEs; a leaf's input is
+        its word in ``inputs``). Required exactly when ``node_input_dim > 0``.
         """
         if mode not in MODES:
             raise ValueError(f"unknown transition mode {mode!r}")
@@ -107,9 +128,14 @@ class Spinn(nn.Module):
             raise ValueError(f"mode {mode!r} needs a parser (predict_transitions=True)")
         if mode == MIXED and transitions is None:
             raise ValueError("mode 'mixed' needs given transitions to mix with")
+        if (node_inputs is None) != (self.node_input_dim == 0):
+            raise ValueError(
+                f"node_inputs must be given exactly when node_input_dim > 0 "
+                f"(node_input_dim = {self.node_input_dim})"
+            )
         if mode == GIVEN and self.tracker is None and self.levelwise:
             return levelwise_forward(
-                self.projection, self.compose, inputs, mask, transitions, return_nodes
+                self.leaves, self.compose, inputs, mask, transitions, return_nodes, node_inputs
             )
         batch_size, max_tokens = mask.shape
         mask, lengths = checked_mask(mask)
@@ -168,7 +194,14 @@ class Spinn(nn.Module):
         )
         word_rows = base.index_select(0, rank).unsqueeze(1) + 1
         word_rows = word_rows + torch.arange(max_tokens, device=device)
-        tape.write(word_rows[mask], self.projection(inputs, mask))  # padding rows: never read
+        tape.write(word_rows[mask], self.leaves(inputs, mask))  # padding rows: never read
+        # One input per step for the node it makes, rows in sorted order (unbind: one cheap
+        # backward for all steps).
+        step_inputs = (
+            _node_input_columns(node_inputs.index_select(0, order), total_steps)
+            if node_inputs is not None
+            else None
+        )
         step_rows = base + 1 + max_tokens  # + t: the row S[t]
 
         # Row pointers per sorted sentence: the stack (Q of Algorithm 1) in columns 0..N+1,
@@ -224,6 +257,9 @@ class Spinn(nn.Module):
                 if logits is not None:
                     all_logits.append(logits)
                 extra = tracker_state[0]
+            if step_inputs is not None:
+                own = step_inputs[t][:k]
+                extra = own if extra is None else torch.cat([extra, own], dim=-1)
 
             # Which transition each running sentence takes at step t.
             if mode == GIVEN:
@@ -302,6 +338,48 @@ class Spinn(nn.Module):
             output.node_states = nodes.view(batch_size, total_steps, self.node_dim)
             output.node_hidden = hidden(output.node_states)
         return output
+
+    def leaves(self, inputs: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+        """The buffer: the node state of every real word, shape (num_real_tokens, node_dim) in
+        ``mask`` order. Eq. 4's projection, or (``leaf="cell"``) the composition with zero
+        children and the word vector as the node's input."""
+        if self.projection is not None:
+            return self.projection(inputs, mask)
+        return self.compose.leaf(inputs[mask.bool()])
+
+
+def _check_leaf(
+    leaf: str,
+    input_dim: int,
+    node_input_dim: int,
+    tracking_dim: int,
+    projection_dropout: float,
+    projection_batch_norm: bool,
+) -> None:
+    if leaf not in ("projection", "cell"):
+        raise ValueError(f"leaf must be 'projection' or 'cell', got {leaf!r}")
+    if node_input_dim < 0:
+        raise ValueError(f"node_input_dim must be >= 0, got {node_input_dim}")
+    if leaf == "cell":
+        if node_input_dim != input_dim:
+            raise ValueError(
+                "leaf='cell' feeds the word vectors through the node input: node_input_dim "
+                f"({node_input_dim}) must equal input_dim ({input_dim})"
+            )
+        if tracking_dim > 0:
+            raise ValueError("leaf='cell' is for models without tracking (leaves come first)")
+        if projection_dropout or projection_batch_norm:
+            raise ValueError("projection dropout and batch norm need leaf='projection'")
+
+
+def _node_input_columns(node_inputs: torch.Tensor, num_steps: int) -> List[torch.Tensor]:
+    """The first ``num_steps`` columns of (B, T'', d) ``node_inputs``, one (B, d) per step."""
+    if node_inputs.dim() != 3 or node_inputs.size(1) < num_steps:
+        raise ValueError(
+            f"node_inputs must have shape (batch, at least {num_steps} steps, dim), "
+            f"got {tuple(node_inputs.shape)}"
+        )
+    return list(node_inputs[:, :num_steps].unbind(1))
 
 
 def _unsort_steps(

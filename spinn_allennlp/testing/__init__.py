@@ -13,6 +13,7 @@ from spinn_allennlp.testing.reference import (
     ReferenceParse,
     recursive_encode,
     recursive_tree_lstm,
+    recursive_tree_lstm_nodes,
     reference_spinn,
 )
 from spinn_allennlp.testing.tolerances import (
@@ -41,6 +42,7 @@ __all__ = [
     "recursive_encode",
     "reference_spinn",
     "recursive_tree_lstm",
+    "recursive_tree_lstm_nodes",
     "LinearMagnitudes",
     "gradient_tolerance",
     "unit_roundoff",

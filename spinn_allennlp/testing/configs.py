@@ -14,6 +14,8 @@ SNLI_SAMPLE = FIXTURES_ROOT / "pair_classification" / "snli" / "snli_sample.json
 SNLI_SMALL: Dict[str, Any] = {
     "train_data_path": str(SNLI_SAMPLE),
     "validation_data_path": str(SNLI_SAMPLE),
+    # Not read at all (allennlp train indexes every dataset the config names, test included).
+    "test_data_path": None,
     "model.text_field_embedder.token_embedders.tokens.embedding_dim": 12,
     "model.mlp_dim": 16,
     "trainer.num_epochs": 1,
@@ -42,10 +44,52 @@ def snli_small_overrides(variant: str, **extra: Any) -> Dict[str, Any]:
     return {**SNLI_SMALL, **SNLI_ENCODER_SIZES[variant], **extra}
 
 
+# The Chen et al. (2017) models (esim, tree_esim, him) at small sizes: embeddings 12, states 10
+# (ESIM: 5 per direction), F to 8, MLP 6.
+_ESIM_SIZES: Dict[str, Any] = {
+    "text_field_embedder.token_embedders.tokens.embedding_dim": 12,
+    "encoder.input_size": 12,
+    "encoder.hidden_size": 5,
+    "projection_feedforward.input_dim": 40,
+    "projection_feedforward.hidden_dims": 8,
+    "inference_encoder.input_size": 8,
+    "inference_encoder.hidden_size": 5,
+    "output_feedforward.input_dim": 40,
+    "output_feedforward.hidden_dims": 6,
+}
+_TREE_SIZES: Dict[str, Any] = {
+    "text_field_embedder.token_embedders.tokens.embedding_dim": 12,
+    "encoder.input_dim": 12,
+    "encoder.hidden_dim": 10,
+    "projection_feedforward.input_dim": 40,
+    "projection_feedforward.hidden_dims": 8,
+    "inference_encoder.input_dim": 8,
+    "inference_encoder.hidden_dim": 10,
+    "output_feedforward.input_dim": 60,
+    "output_feedforward.hidden_dims": 6,
+}
+ATTENTION_MODEL_SIZES: Dict[str, Dict[str, Any]] = {
+    "esim": {f"model.{key}": value for key, value in _ESIM_SIZES.items()},
+    "tree_esim": {f"model.{key}": value for key, value in _TREE_SIZES.items()},
+    "him": {
+        **{f"model.members.esim.{key}": value for key, value in _ESIM_SIZES.items()},
+        **{f"model.members.tree.{key}": value for key, value in _TREE_SIZES.items()},
+    },
+}
+
+
+def attention_small_overrides(variant: str, **extra: Any) -> Dict[str, Any]:
+    """Overrides for `training_config/pair_classification/<variant>.jsonnet`, variant one of
+    esim, tree_esim, him."""
+    data = {key: value for key, value in SNLI_SMALL.items() if not key.startswith("model.")}
+    return {**data, **ATTENTION_MODEL_SIZES[variant], **extra}
+
+
 def as_json(overrides: Dict[str, Any]) -> str:
     return json.dumps(overrides)
 
 
 def snli_config(variant: str) -> Path:
-    """The shipped config of an SNLI variant: lstm, spinn_pi_nt, spinn_pi or spinn."""
+    """The shipped config of an SNLI variant: lstm, spinn_pi_nt, spinn_pi, spinn, esim,
+    tree_esim or him."""
     return CONFIGS_ROOT / "pair_classification" / f"{variant}.jsonnet"

@@ -1,8 +1,11 @@
 """`ModelTestCase` with two fixes every model of this project needs."""
 
 import copy
+from pathlib import Path
+from typing import Any, Dict, Union
 
 import torch
+from allennlp.common import Params
 from allennlp.common.testing import ModelTestCase
 
 
@@ -19,6 +22,20 @@ class SpinnModelTestCase(ModelTestCase):
       CPU, and AllenNLP's fixed 1e-6 tolerance is not derived from any of it. In float64 the
       rounding is ~1e-15 and 1e-6 tests exactly the claim.
     """
+
+    def set_up_model_with_overrides(
+        self,
+        param_file: Union[str, Path],
+        dataset_file: Union[str, Path],
+        overrides: Dict[str, Any],
+    ) -> None:
+        """`set_up_model` on `param_file` with `overrides` applied (e.g. small sizes), so the
+        checks on `self.model` (batch consistency) run on the same small model that
+        `ensure_model_can_train_save_and_load` trains."""
+        params = Params.from_file(str(param_file), params_overrides=overrides)
+        path = self.TEST_DIR / "overridden_config.json"
+        params.to_file(str(path))
+        self.set_up_model(path, Path(dataset_file))
 
     @staticmethod
     def check_model_computes_gradients_correctly(model, *args, **kwargs):

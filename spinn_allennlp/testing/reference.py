@@ -17,6 +17,8 @@ def recursive_tree_lstm(model: Spinn, words: torch.Tensor, tree: Tree) -> torch.
     ``str(word index)``. Returns h of the root, shape (hidden_dim,)."""
     if not isinstance(model.compose, TreeLSTMComposition) or model.tracker is not None:
         raise ValueError("the recursive reference is the TreeLSTM without tracking")
+    if model.projection is None or model.node_input_dim:
+        raise ValueError("this reference has projected leaves and no node inputs")
     projection = model.projection.linear
     W, b = model.compose.linear.weight, model.compose.linear.bias
     D = model.hidden_dim
@@ -62,7 +64,7 @@ def reference_spinn(
     "predicted" mode, written without any of its batching."""
     n = words.size(0)
     hidden = model.compose.hidden
-    buffer = list(model.projection(words.unsqueeze(0), torch.ones(1, n, dtype=torch.bool)))
+    buffer = list(model.leaves(words.unsqueeze(0), torch.ones(1, n, dtype=torch.bool)))
     zero = words.new_zeros(model.node_dim)
     stack: List[torch.Tensor] = []
     state = model.tracker.initial_state(1, words) if model.tracker is not None else None
@@ -105,3 +107,51 @@ def reference_spinn(
         transition_logits=torch.stack(logits_per_step) if logits_per_step else None,
         node_states=torch.stack(pushed),
     )
+
+
+def recursive_tree_lstm_nodes(
+    model: Spinn, words: torch.Tensor, tree: Tree, node_inputs: Optional[torch.Tensor] = None
+) -> torch.Tensor:
+    """Every node of one sentence, one node at a time, with node inputs (Chen et al. 2017,
+    eq. 3-10, written out from ``model``'s parameters: SPINN-PI-NT's TreeLSTM, no dropout or
+    batch norm). ``words``: (n, input_dim); leaves of ``tree`` are ``str(word index)``;
+    ``node_inputs``: (2n - 1, node_input_dim), row k the input of the k-th node in post-order
+    (leaves' rows unused: a leaf's input is its word), when the model takes node inputs.
+    A leaf is eq. 4's projection of its word or, with ``leaf="cell"``, the cell with zero
+    children and the word as input. Returns the ``[h; c]`` of every node in post-order,
+    shape (2n - 1, 2 * hidden_dim)."""
+    if not isinstance(model.compose, TreeLSTMComposition) or model.tracker is not None:
+        raise ValueError("the recursive reference is the TreeLSTM without tracking")
+    if (node_inputs is None) != (model.node_input_dim == 0):
+        raise ValueError("node_inputs must be given exactly when the model takes them")
+    D = model.hidden_dim
+    W, b = model.compose.linear.weight, model.compose.linear.bias
+    # Columns of W: left child's h, right child's h, the node's input x.
+    U_left, U_right, W_x = W[:, :D], W[:, D : 2 * D], W[:, 2 * D :]
+    nodes: List[torch.Tensor] = []
+
+    def cell(h_l, c_l, h_r, c_r, x) -> Tuple[torch.Tensor, torch.Tensor]:
+        z = U_left @ h_l + U_right @ h_r + b
+        if x is not None:
+            z = z + W_x @ x
+        i, f_l, f_r, o, u = z.split(D)
+        c = torch.sigmoid(f_l) * c_l + torch.sigmoid(f_r) * c_r + torch.sigmoid(i) * torch.tanh(u)
+        return torch.sigmoid(o) * torch.tanh(c), c
+
+    def node(subtree: Tree) -> Tuple[torch.Tensor, torch.Tensor]:
+        if isinstance(subtree, str):
+            word = words[int(subtree)]
+            if model.projection is not None:
+                h, c = model.projection.linear(word).split(D)
+            else:
+                zero = word.new_zeros(D)
+                h, c = cell(zero, zero, zero, zero, word)
+        else:
+            (h_l, c_l), (h_r, c_r) = node(subtree[0]), node(subtree[1])
+            x = None if node_inputs is None else node_inputs[len(nodes)]
+            h, c = cell(h_l, c_l, h_r, c_r, x)
+        nodes.append(torch.cat([h, c]))
+        return h, c
+
+    node(tree)
+    return torch.stack(nodes)

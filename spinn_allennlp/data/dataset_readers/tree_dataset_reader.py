@@ -9,10 +9,16 @@ from typing import Any, Dict, Iterable, List, Optional, Sequence, Tuple, Union
 from allennlp.common.file_utils import cached_path
 from allennlp.data import DatasetReader, Instance, Token, Tokenizer
 
-from spinn_allennlp.core.transitions import MalformedParseError, crop_pad_left, parse_to_transitions
+from spinn_allennlp.core.transitions import (
+    MalformedParseError,
+    crop_pad_left,
+    is_valid,
+    parse_to_transitions,
+)
 from spinn_allennlp.data.paths import expand_path
 from spinn_allennlp.data.ptb import tokens_match_text
 from spinn_allennlp.data.tokenizers import PtbSpacyTokenizer
+from spinn_allennlp.data.tree_sources import TreeSource
 
 logger = logging.getLogger(__name__)
 
@@ -64,6 +70,9 @@ class TreeDatasetReader(DatasetReader):
         Examples with a sentence of more tokens than this are skipped (and counted) when
         reading a file; `text_to_instance` does not apply it (a predictor should answer).
     lowercase : `bool`, optional (default = `False`)
+    tree_source : `TreeSource`, optional (default = `None`)
+        Where the tree of a sentence without a binary parse comes from (e.g. `"balanced"`);
+        `None`: such sentences get no transitions (the model decides).
     **kwargs
         Passed to `DatasetReader` (`max_instances`, ...).
     """
@@ -74,6 +83,7 @@ class TreeDatasetReader(DatasetReader):
         crop_pad_length: Optional[int] = None,
         max_length: Optional[int] = None,
         lowercase: bool = False,
+        tree_source: Optional[TreeSource] = None,
         **kwargs,
     ) -> None:
         kwargs.setdefault("manual_distributed_sharding", True)
@@ -87,6 +97,7 @@ class TreeDatasetReader(DatasetReader):
         self._crop_pad_length = crop_pad_length
         self._max_length = max_length
         self._lowercase = lowercase
+        self.tree_source = tree_source
         self.skipped: Counter = Counter()
         self.dropped: Counter = Counter()
 
@@ -156,14 +167,15 @@ class TreeDatasetReader(DatasetReader):
     def sentence_tokens_and_transitions(
         self, name: str, sentence: Sentence, binary_parse: Optional[str] = None
     ) -> Tuple[List[str], Optional[List[int]]]:
-        """Tokens and gold transitions of one sentence.
+        """Tokens and transitions of one sentence.
 
         With ``binary_parse`` (``"( ( The cat ) sat )"``), the parse's words are the tokens (no
         re-tokenization, so tokens and transitions always agree) and must spell ``sentence`` up
         to whitespace, PTB escapes and quote marks. Without one, a string is tokenized and a
-        token list taken as it is; the transitions are None. ``name`` names the sentence in
-        errors. Raises :class:`MalformedExampleError` for an empty sentence, a malformed parse
-        or a parse that doesn't match.
+        token list taken as it is; the transitions come from ``tree_source``, or are None
+        without one. ``name`` names the sentence in errors. Raises
+        :class:`MalformedExampleError` for an empty sentence, a malformed parse, a parse that
+        doesn't match, or an invalid tree from the tree source.
         """
         words: List[str] = []
         if isinstance(sentence, str):
@@ -188,7 +200,7 @@ class TreeDatasetReader(DatasetReader):
                 if isinstance(sentence, str)
                 else words
             )
-            transitions = None
+            transitions = self._transitions_from_source(name, tokens)
         else:
             try:
                 tokens, transitions = parse_to_transitions(binary_parse)
@@ -202,6 +214,17 @@ class TreeDatasetReader(DatasetReader):
         if self._lowercase:
             tokens = [token.lower() for token in tokens]
         return tokens, transitions
+
+    def _transitions_from_source(self, name: str, tokens: List[str]) -> Optional[List[int]]:
+        if self.tree_source is None:
+            return None
+        transitions = list(self.tree_source.transitions(tokens))
+        if not is_valid(transitions, len(tokens)):
+            raise MalformedExampleError(
+                "invalid tree from the tree source",
+                f"{self.tree_source.name} gave {transitions} for {name} of {len(tokens)} tokens",
+            )
+        return transitions
 
     def check_length(self, name: str, tokens: Sequence[str]) -> None:
         """Raises :class:`MalformedExampleError` ("too long") beyond ``max_length``."""

@@ -36,13 +36,14 @@ class SnliTransitionsReader(TreeDatasetReader):
     `hypothesis_binary_parse`) the parse's words are the tokens and its brackets the
     transitions; without them the sentences are tokenized and the instance has no transitions
     (the model builds its own trees). `gold_label` becomes `label`; pairs labelled "-" are
-    dropped and counted (`dropped["no gold label"]`). Malformed lines are logged and counted
+    dropped and counted (`dropped["no gold label"]`). With a `tree_source`, sentences without
+    parses get that source's trees. Malformed lines are logged and counted
     (see `TreeDatasetReader`).
 
     Instance fields: `premise`, `hypothesis` (`TextField`), `premise_transitions`,
     `hypothesis_transitions` (`TensorField`, padded with -1; with parses only), `label`
     (`LabelField`; when labelled), `metadata` (`premise_tokens`, `hypothesis_tokens`,
-    `transitions_source` "gold" or "none", `pairID` when given).
+    `transitions_source`: "gold", the tree source's name, or "none"; `pairID` when given).
 
     Registered as a `DatasetReader` with name "snli_transitions".
 
@@ -51,7 +52,8 @@ class SnliTransitionsReader(TreeDatasetReader):
     token_indexers : `Dict[str, TokenIndexer]`, optional
         Default `{"tokens": SingleIdTokenIndexer()}`.
     **kwargs
-        `tokenizer`, `crop_pad_length`, `max_length`, `lowercase`: see `TreeDatasetReader`;
+        `tokenizer`, `crop_pad_length`, `max_length`, `lowercase`, `tree_source`: see
+        `TreeDatasetReader`;
         the rest goes to `DatasetReader` (`max_instances`, ...).
     """
 
@@ -133,9 +135,11 @@ class SnliTransitionsReader(TreeDatasetReader):
             raise MalformedExampleError("unknown label", f"{label!r} is not one of {LABELS}")
 
         fields: Dict[str, Field] = {}
-        metadata: Dict[str, Any] = {
-            "transitions_source": "none" if premise_binary_parse is None else "gold"
-        }
+        if premise_binary_parse is not None:
+            source = "gold"
+        else:
+            source = "none" if self.tree_source is None else self.tree_source.name
+        metadata: Dict[str, Any] = {"transitions_source": source}
         for side, sentence, parse in (
             ("premise", premise, premise_binary_parse),
             ("hypothesis", hypothesis, hypothesis_binary_parse),

@@ -163,7 +163,9 @@ class SpinnNliClassifier(Model):
         for name, out, gold in sides:
             if out is not None:
                 output[f"{name}_transitions"] = out.transitions
-                output[f"{name}_transitions_source"] = [_source(out, gold)] * p.size(0)
+                output[f"{name}_transitions_source"] = [
+                    _source(out, gold, meta) for meta in metadata or [{}] * p.size(0)
+                ]
 
         if label is not None:
             loss = nn.functional.cross_entropy(logits, label.long().view(-1))
@@ -201,8 +203,11 @@ class SpinnNliClassifier(Model):
     default_predictor = "spinn_nli"
 
 
-def _source(out: SpinnOutput, gold: Optional[torch.Tensor]) -> str:
+def _source(out: SpinnOutput, given: Optional[torch.Tensor], metadata: Dict[str, Any]) -> str:
     """Which tree the encoder composed over, for the human-readable output."""
     if out.mode != GIVEN:
         return out.mode  # "predicted" by its own parser, or "mixed"
-    return "gold" if gold is not None else "balanced default tree"
+    if given is None:
+        return "balanced default tree"
+    # The reader's transitions: the corpus's parse ("gold") or a tree source's.
+    return str(metadata.get("transitions_source", "gold"))

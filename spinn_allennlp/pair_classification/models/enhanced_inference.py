@@ -1,0 +1,200 @@
+"""What ESIM and the syntactic tree-LSTM inference model share (Chen et al. 2017, §3): soft
+alignment of premise and hypothesis states, enhancement, projection, pooling and the MLP. The two
+differ in what the states are (words in context, or tree nodes) and how they are composed."""
+
+from typing import Any, Dict, List, Optional, Tuple, cast
+
+import torch
+from allennlp.common.checks import check_dimensions_match
+from allennlp.data import TextFieldTensors, Vocabulary
+from allennlp.models import Model
+from allennlp.modules import FeedForward, TextFieldEmbedder
+from allennlp.modules.matrix_attention import DotProductMatrixAttention, MatrixAttention
+from allennlp.nn import InitializerApplicator, util
+from allennlp.training.metrics import CategoricalAccuracy
+from torch import nn
+
+# Input encoding of one sentence: its states (batch_size, length, dim), their mask
+# (batch_size, length) and whatever the composition layer needs from it (e.g. the trees).
+Encoding = Tuple[torch.Tensor, torch.Tensor, Any]
+
+
+class EnhancedInferenceModel(Model):
+    """The architecture of Chen et al. (2017), with the input encoding and the inference
+    composition left to subclasses (`_encode_input`, `_compose`).
+
+    For premise states `a` and hypothesis states `b` (words or tree nodes):
+    similarity `e_ij = a_i . b_j` (eq. 11, or any `MatrixAttention`), soft alignment `ã`, `b̃`
+    (eq. 12-13, over real positions only), enhancement `m = [a; ã; a - ã; a * ã]` (eq. 14-15),
+    the projection `F` (a ReLU feedforward layer, §3.3), the composition layer, average and max
+    pooling over real positions (eq. 18-20, plus any extra vectors the composition adds, such
+    as tree roots), then an MLP (a tanh hidden layer) and a linear layer to the label logits.
+    Dropout (a DROP rate) on the embedded words, on `m`, and on the pooled vector (the MLP's
+    `FeedForward` has its own); the paper applies 0.5 "to all feedforward connections".
+
+    # Parameters
+
+    vocab : `Vocabulary`
+    text_field_embedder : `TextFieldEmbedder`
+    projection_feedforward : `FeedForward`
+        `F`: from 4 x the input encoding's size to the composition layer's input size.
+    output_feedforward : `FeedForward`
+        The MLP on the pooled vector.
+    similarity : `MatrixAttention`, optional (default = `DotProductMatrixAttention()`)
+    dropout : `float`, optional (default = `0.5`)
+    label_namespace : `str`, optional (default = `"labels"`)
+    initializer : `InitializerApplicator`, optional (default = `None`)
+    """
+
+    def __init__(
+        self,
+        vocab: Vocabulary,
+        text_field_embedder: TextFieldEmbedder,
+        projection_feedforward: FeedForward,
+        output_feedforward: FeedForward,
+        similarity: Optional[MatrixAttention] = None,
+        dropout: float = 0.5,
+        label_namespace: str = "labels",
+        initializer: Optional[InitializerApplicator] = None,
+        **kwargs,
+    ) -> None:
+        super().__init__(vocab, **kwargs)
+        self._embedder = text_field_embedder
+        self._similarity = similarity or DotProductMatrixAttention()
+        self._projection_feedforward = projection_feedforward
+        self._output_feedforward = output_feedforward
+        self._dropout = nn.Dropout(dropout)
+        self._label_namespace = label_namespace
+        self._output_logit = nn.Linear(
+            output_feedforward.get_output_dim(), vocab.get_vocab_size(label_namespace)
+        )
+        self._accuracy = CategoricalAccuracy()
+        self._initializer = initializer
+
+    def _check_dimensions(
+        self, encoder_input: int, encoding: int, composition_input: int, pooled: int
+    ) -> None:
+        """Subclasses call this with their layers' sizes, then `_initialize()`."""
+        check_dimensions_match(
+            self._embedder.get_output_dim(),
+            encoder_input,
+            "text field embedding dim",
+            "encoder input dim",
+        )
+        check_dimensions_match(
+            4 * encoding,
+            self._projection_feedforward.get_input_dim(),
+            "4 x encoder output dim",
+            "projection feedforward input dim",
+        )
+        check_dimensions_match(
+            self._projection_feedforward.get_output_dim(),
+            composition_input,
+            "projection feedforward output dim",
+            "inference encoder input dim",
+        )
+        check_dimensions_match(
+            pooled,
+            self._output_feedforward.get_input_dim(),
+            "pooled vector dim",
+            "output feedforward input dim",
+        )
+
+    def _initialize(self) -> None:
+        if self._initializer is not None:
+            self._initializer(self)
+
+    def _encode_input(
+        self, embedded: torch.Tensor, mask: torch.Tensor, transitions: Optional[torch.Tensor]
+    ) -> Encoding:
+        """Input encoding (eq. 1-2 or 3) of one side's embedded words, shape (batch_size,
+        num_words, embedding_dim), with mask (batch_size, num_words)."""
+        raise NotImplementedError
+
+    def _compose(
+        self, projected: torch.Tensor, encoding: Encoding
+    ) -> Tuple[torch.Tensor, torch.Tensor, List[torch.Tensor]]:
+        """Inference composition (§3.3) of one side's projected `F(m)`, shape (batch_size,
+        length, dim), aligned with `encoding`'s states: the composed states, their mask and any
+        (batch_size, dim) vectors to pool with them."""
+        raise NotImplementedError
+
+    def forward(
+        self,
+        premise: TextFieldTensors,
+        hypothesis: TextFieldTensors,
+        premise_transitions: Optional[torch.Tensor] = None,
+        hypothesis_transitions: Optional[torch.Tensor] = None,
+        label: Optional[torch.Tensor] = None,
+        metadata: Optional[List[Dict[str, Any]]] = None,
+    ) -> Dict[str, Any]:
+        encodings = []
+        for tokens, transitions in (
+            (premise, premise_transitions),
+            (hypothesis, hypothesis_transitions),
+        ):
+            # Shape: (batch_size, num_words, embedding_dim)
+            embedded = self._dropout(self._embedder(tokens))
+            encodings.append(
+                self._encode_input(embedded, util.get_text_field_mask(tokens), transitions)
+            )
+        (a, a_mask, _), (b, b_mask, _) = encodings
+
+        # Shape: (batch_size, premise_length, hypothesis_length)
+        similarity = self._similarity(a, b)
+        # Shape: (batch_size, premise_length, dim): the hypothesis aligned to each a_i (eq. 12).
+        a_tilde = util.weighted_sum(
+            b, util.masked_softmax(similarity, _bool(b_mask.unsqueeze(1)), memory_efficient=True)
+        )
+        # Shape: (batch_size, hypothesis_length, dim) (eq. 13).
+        b_tilde = util.weighted_sum(
+            a,
+            util.masked_softmax(
+                similarity.transpose(1, 2), _bool(a_mask.unsqueeze(1)), memory_efficient=True
+            ),
+        )
+
+        pooled: List[torch.Tensor] = []
+        extras: List[torch.Tensor] = []
+        for states, aligned, encoding in ((a, a_tilde, encodings[0]), (b, b_tilde, encodings[1])):
+            # Shape: (batch_size, length, 4 * dim) (eq. 14-15).
+            enhanced = torch.cat([states, aligned, states - aligned, states * aligned], dim=-1)
+            projected = self._projection_feedforward(self._dropout(enhanced))
+            composed, mask, extra = self._compose(projected, encoding)
+            # Shape: (batch_size, dim) each (eq. 18-19).
+            pooled.append(util.masked_mean(composed, _bool(mask.unsqueeze(-1)), dim=1))
+            pooled.append(util.masked_max(composed, _bool(mask.unsqueeze(-1)), dim=1))
+            extras += extra
+        # Shape: (batch_size, pooled_dim) (eq. 20, then the extra vectors).
+        v = torch.cat(pooled + extras, dim=-1)
+        # Shape: (batch_size, num_labels)
+        logits = self._output_logit(self._output_feedforward(self._dropout(v)))
+        output: Dict[str, Any] = {"logits": logits, "probs": torch.softmax(logits, dim=-1)}
+        if metadata is not None:
+            output["metadata"] = metadata
+        self._add_to_output(output, encodings)
+        if label is not None:
+            output["loss"] = nn.functional.cross_entropy(logits, label.long().view(-1))
+            self._accuracy(logits, label)
+        return output
+
+    def _add_to_output(self, output: Dict[str, Any], encodings: List[Encoding]) -> None:
+        """Subclasses add what their encodings show (e.g. the trees)."""
+
+    def make_output_human_readable(self, output_dict: Dict[str, Any]) -> Dict[str, Any]:
+        labels = self.vocab.get_index_to_token_vocabulary(self._label_namespace)
+        probs = output_dict["probs"].detach().cpu()
+        output_dict["label"] = [labels[int(i)] for i in probs.argmax(dim=-1)]
+        output_dict["label_probs"] = [
+            {labels[i]: float(prob) for i, prob in enumerate(row)} for row in probs
+        ]
+        return output_dict
+
+    def get_metrics(self, reset: bool = False) -> Dict[str, float]:
+        return {"accuracy": self._accuracy.get_metric(reset)}
+
+    default_predictor = "spinn_nli"
+
+
+def _bool(mask: torch.Tensor) -> torch.BoolTensor:
+    return cast(torch.BoolTensor, mask.bool())
