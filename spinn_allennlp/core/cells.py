@@ -49,6 +49,11 @@ class Composition(nn.Module):
     ) -> torch.Tensor:
         raise NotImplementedError
 
+    def leaf(self, extra: torch.Tensor) -> torch.Tensor:
+        """``forward(zeros, zeros, extra)``, a node with no children, without the products of
+        the zero children: rows of ``extra`` (width ``extra_dim``) to node rows."""
+        raise NotImplementedError
+
     @staticmethod
     def hidden(nodes: torch.Tensor) -> torch.Tensor:
         raise NotImplementedError
@@ -79,6 +84,18 @@ class TreeLSTMComposition(Composition):
         h = o * torch.tanh(c)
         return torch.cat([h, c], dim=-1)
 
+    def leaf(self, extra: torch.Tensor) -> torch.Tensor:
+        # Children's h and c are zero: only the extra input's columns and the bias remain, and
+        # the forget gates multiply zeros (eq. 1-3; Tai et al.'s leaf).
+        gates = nn.functional.linear(
+            extra, self.linear.weight[:, 2 * self.hidden_dim :], self.linear.bias
+        )
+        sigmoid_gates, g = gates.split([4 * self.hidden_dim, self.hidden_dim], dim=-1)
+        i, _, _, o = torch.sigmoid(sigmoid_gates).chunk(4, dim=-1)
+        c = i * torch.tanh(g)
+        h = o * torch.tanh(c)
+        return torch.cat([h, c], dim=-1)
+
     @staticmethod
     def hidden(nodes: torch.Tensor) -> torch.Tensor:
         return nodes[..., : nodes.size(-1) // 2]
@@ -99,6 +116,10 @@ class TreeRNNComposition(Composition):
     ) -> torch.Tensor:
         features = [left, right] if extra is None else [left, right, extra]
         return torch.tanh(self.linear(torch.cat(features, dim=-1)))
+
+    def leaf(self, extra: torch.Tensor) -> torch.Tensor:
+        weight = self.linear.weight[:, 2 * self.hidden_dim :]
+        return torch.tanh(nn.functional.linear(extra, weight, self.linear.bias))
 
     @staticmethod
     def hidden(nodes: torch.Tensor) -> torch.Tensor:

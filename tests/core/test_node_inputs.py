@@ -149,13 +149,14 @@ def test_a_node_input_moves_that_node_and_its_ancestors_only():
         assert set(moved.nonzero().flatten().tolist()) == expected
 
 
-def test_leaf_cell_is_the_cell_with_no_children():
-    model = node_model("cell")
+@pytest.mark.parametrize("composition", ["treelstm", "treernn"])
+def test_leaf_cell_is_the_cell_with_no_children(composition):
+    model = node_model("cell", composition=composition)
     words = torch.randn(3, 5, dtype=torch.float64)
     mask = torch.ones(1, 3, dtype=torch.bool)
     leaves = model.leaves(words.unsqueeze(0), mask)
     zero = torch.zeros(3, model.node_dim, dtype=torch.float64)
-    torch.testing.assert_close(leaves, model.compose(zero, zero, words))
+    torch.testing.assert_close(leaves, model.compose(zero, zero, words), atol=1e-12, rtol=0)
     assert model.projection is None
 
 
