@@ -7,6 +7,9 @@ from typing import Any, Dict, Union
 import torch
 from allennlp.common import Params
 from allennlp.common.testing import ModelTestCase
+from allennlp.data import Vocabulary
+from allennlp.models import Model
+from allennlp.models.archival import CONFIG_NAME, archive_model
 
 
 class SpinnModelTestCase(ModelTestCase):
@@ -52,6 +55,20 @@ class SpinnModelTestCase(ModelTestCase):
                 super().ensure_batch_predictions_are_consistent(keys_to_ignore)
         finally:
             self.model.to(dtype)
+
+
+def archive_untrained(
+    config: Union[str, Path], overrides: Dict[str, Any], directory: Path, vocab: Vocabulary
+) -> str:
+    """An archive as `allennlp train` leaves one (config, vocabulary, weights), of the model
+    `config` with `overrides` builds for `vocab`, untrained. Returns its path."""
+    params = Params.from_file(str(config), params_overrides=overrides)
+    model = Model.from_params(vocab=vocab, params=params.duplicate()["model"])
+    directory.mkdir(parents=True)
+    params.to_file(str(directory / CONFIG_NAME))
+    vocab.save_to_files(str(directory / "vocabulary"))
+    torch.save(model.state_dict(), directory / "best.th")
+    return archive_model(directory)
 
 
 class _default_dtype:

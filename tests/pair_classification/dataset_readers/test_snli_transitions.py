@@ -11,8 +11,17 @@ from allennlp.data import Batch, DatasetReader, Vocabulary
 from allennlp.data.data_loaders import MultiProcessDataLoader
 from allennlp.data.dataset_readers.dataset_reader import WorkerInfo
 
-from spinn_allennlp.core.transitions import PAD, REDUCE, SHIFT, check_transitions
+from spinn_allennlp.core.transitions import (
+    PAD,
+    REDUCE,
+    SHIFT,
+    balanced_transitions,
+    check_transitions,
+    left_branching_transitions,
+    right_branching_transitions,
+)
 from spinn_allennlp.data.dataset_readers import LEFT_PAD_TOKEN
+from spinn_allennlp.data.tree_sources import RightBranchingTrees, TreeSource
 from spinn_allennlp.pair_classification.dataset_readers import SnliTransitionsReader
 from spinn_allennlp.testing import FIXTURES_ROOT
 
@@ -246,6 +255,56 @@ def test_raw_pairs_have_no_transitions():
     assert words(instances[1], "hypothesis")[2:] == ["saying", "``", "cheese", "''", "."]
     assert words(instances[2], "premise")[-7:-3] == ["-LRB-", "soccer", "-RRB-", "in"]
     assert words(instances[3], "hypothesis") == ["A", "baby"]
+
+
+@pytest.mark.parametrize(
+    "source, transitions_of",
+    [
+        ("balanced", balanced_transitions),
+        ("left_branching", left_branching_transitions),
+        ("right_branching", right_branching_transitions),
+    ],
+)
+def test_raw_pairs_get_the_tree_sources_trees(source, transitions_of):
+    reader = DatasetReader.from_params(
+        Params({"type": "snli_transitions", "tree_source": {"type": source}})
+    )
+    instances = read(reader, RAW_PAIRS)
+    assert len(instances) == 4 and reader.skipped == Counter()
+    for instance in instances:
+        assert instance["metadata"]["transitions_source"] == source
+        for side in ("premise", "hypothesis"):
+            given = instance[f"{side}_transitions"].tensor.tolist()
+            assert given == transitions_of(len(words(instance, side)))
+
+
+def test_parsed_lines_keep_their_gold_trees_with_a_tree_source(sample_instances):
+    reader = SnliTransitionsReader(tree_source=RightBranchingTrees())
+    with_source = read(reader, SAMPLE)
+    assert len(with_source) == len(sample_instances)
+    for ours, gold in zip(with_source, sample_instances):
+        assert ours["metadata"]["transitions_source"] == "gold"
+        assert torch.equal(ours["premise_transitions"].tensor, gold["premise_transitions"].tensor)
+
+
+class BrokenTrees(TreeSource):
+    """A tree source that gets one sentence wrong (too few REDUCEs for 3+ words)."""
+
+    name = "broken"
+
+    def transitions(self, tokens):
+        return [SHIFT] * len(tokens) if len(tokens) > 2 else balanced_transitions(len(tokens))
+
+
+def test_invalid_trees_from_a_tree_source_are_skipped_and_counted(caplog):
+    reader = SnliTransitionsReader(tree_source=BrokenTrees())
+    with caplog.at_level(logging.WARNING, logger=LOGGER):
+        instances = read(reader, RAW_PAIRS)
+    assert instances == []
+    assert reader.skipped == Counter({"invalid tree from the tree source": 4})
+    assert "raw_pairs.jsonl:1: skipped: invalid tree from the tree source: broken gave" in (
+        caplog.text
+    )
 
 
 def test_crop_pad_applies_to_raw_pairs_too():

@@ -2,11 +2,9 @@
 
 import pytest
 import torch
-from allennlp.common import Params
 from allennlp.common.checks import ConfigurationError
 from allennlp.data import Batch, Vocabulary
-from allennlp.models import Model
-from allennlp.models.archival import CONFIG_NAME, archive_model, load_archive
+from allennlp.models.archival import load_archive
 
 from spinn_allennlp.pair_classification.dataset_readers import SnliTransitionsReader
 from spinn_allennlp.pair_classification.models import HimNli
@@ -17,7 +15,7 @@ from spinn_allennlp.testing.configs import (
     attention_small_overrides,
     snli_config,
 )
-from spinn_allennlp.testing.model_test_case import SpinnModelTestCase
+from spinn_allennlp.testing.model_test_case import SpinnModelTestCase, archive_untrained
 
 
 class TestHim(SpinnModelTestCase):
@@ -68,17 +66,6 @@ class TestHim(SpinnModelTestCase):
         members["esim"].vocab = other
         with pytest.raises(ConfigurationError, match="orders the labels differently"):
             HimNli(self.vocab, members)
-
-
-def archive_untrained(config, overrides, directory, vocab):
-    """An archive as `allennlp train` leaves it (config, vocabulary, weights), untrained."""
-    params = Params.from_file(str(config), as_json(overrides))
-    model = Model.from_params(vocab=vocab, params=params.duplicate()["model"])
-    directory.mkdir()
-    params.to_file(str(directory / CONFIG_NAME))
-    vocab.save_to_files(str(directory / "vocabulary"))
-    torch.save(model.state_dict(), directory / "best.th")
-    return archive_model(directory)
 
 
 def test_archive_him_averages_members_trained_apart(tmp_path):
