@@ -81,23 +81,27 @@ def test_every_node_equals_node_by_node_reference(leaf, levelwise):
 @pytest.mark.parametrize("composition", ["treelstm", "treernn"])
 @pytest.mark.parametrize("leaf", LEAVES)
 def test_levelwise_equals_sequential_with_node_inputs(leaf, composition):
+    """The level-wise path, the step loop composing only the reducing rows (CPU default) and
+    the step loop composing every running row (GPU default) agree."""
     lengths = [9, 1, 3, 20, 2, 0, 11]
     batch, node_inputs = batch_with_node_inputs(lengths, 5, seed=3)
     weights = torch.randn(*batch.transitions.shape, 8 if composition == "treelstm" else 4)
     weights = weights.double()
     results = []
-    for levelwise in (True, False):
+    for levelwise, sparse_compose in ((True, None), (False, True), (False, False)):
         model = node_model(leaf, levelwise, composition=composition)
+        model.sparse_compose = sparse_compose
         results.append(
             run(model, batch.inputs, batch.mask, batch.transitions, node_inputs, weights)
         )
-    (lvl, *lvl_grads), (seq, *seq_grads) = results
-    torch.testing.assert_close(lvl.node_states, seq.node_states, atol=1e-10, rtol=0)
-    torch.testing.assert_close(lvl.sentence, seq.sentence, atol=1e-10, rtol=0)
-    for name in lvl_grads[0]:
-        torch.testing.assert_close(lvl_grads[0][name], seq_grads[0][name], atol=1e-10, rtol=0)
-    for a, b in zip(lvl_grads[1:], seq_grads[1:]):
-        torch.testing.assert_close(a, b, atol=1e-10, rtol=0)
+    (lvl, *lvl_grads), *steps = results
+    for seq, *seq_grads in steps:
+        torch.testing.assert_close(lvl.node_states, seq.node_states, atol=1e-10, rtol=0)
+        torch.testing.assert_close(lvl.sentence, seq.sentence, atol=1e-10, rtol=0)
+        for name in lvl_grads[0]:
+            torch.testing.assert_close(lvl_grads[0][name], seq_grads[0][name], atol=1e-10, rtol=0)
+        for a, b in zip(lvl_grads[1:], seq_grads[1:]):
+            torch.testing.assert_close(a, b, atol=1e-10, rtol=0)
 
 
 @pytest.mark.parametrize(
