@@ -1,11 +1,14 @@
-"""Prints the README's SNLI results table from runs/<variant>/ (scripts/run_snli_experiments.sh).
+"""Prints the README's SNLI results tables from $RUNS/<variant>[_seed<N>]/
+(scripts/run_snli_experiments.sh).
 
 .venv/bin/python scripts/summarize_snli_runs.py [runs]
 """
 
 import json
+import statistics
 import sys
 from pathlib import Path
+from typing import Dict, List, Optional
 
 from allennlp.models.archival import load_archive
 
@@ -17,13 +20,36 @@ NAMES = {
     "spinn_pi": "SPINN-PI",
     "spinn": "SPINN (own parser at test)",
 }
+# Chen et al. (2017); "him" is made from the esim and tree_esim runs of the same seed.
+ATTENTION_NAMES = {
+    "esim": "ESIM",
+    "tree_esim": "syntactic tree-LSTM",
+    "him": "HIM (ESIM + tree, probabilities averaged)",
+}
 
 
 def percent(value):
     return "—" if value is None else f"{100 * value:.1f}"
 
 
-def main(runs: Path) -> None:
+def runs_of(runs: Path, variant: str) -> List[Path]:
+    """The run folders of a variant: the configs' seeds first, then _seed<N> in order."""
+    seeded = sorted(runs.glob(f"{variant}_seed*"), key=lambda p: int(p.name.split("seed")[-1]))
+    return [run for run in [runs / variant, *seeded] if (run / "test_metrics.json").exists()]
+
+
+def parameters(run: Path) -> int:
+    model = load_archive(run / "model.tar.gz").model
+    return sum(
+        p.numel() for n, p in model.named_parameters() if p.requires_grad and "_embedder" not in n
+    )
+
+
+def read_json(path: Path) -> Optional[Dict]:
+    return json.loads(path.read_text()) if path.exists() else None
+
+
+def spinn_table(runs: Path) -> None:
     print(
         "| model | params (excl. embeddings) | best epoch | dev acc. | test acc. | "
         "test trans. acc. | test tree acc. | test valid trees | train wall time |"
@@ -37,19 +63,61 @@ def main(runs: Path) -> None:
         metrics = json.loads((run / "metrics.json").read_text())
         test = json.loads((run / "test_metrics.json").read_text())
         wall = json.loads((run / "wall.json").read_text())
-        model = load_archive(run / "model.tar.gz").model
-        params = sum(
-            p.numel()
-            for n, p in model.named_parameters()
-            if p.requires_grad and "_embedder" not in n
-        )
         print(
-            f"| {name} | {params / 1e6:.2f}M | {metrics['best_epoch']} | "
+            f"| {name} | {parameters(run) / 1e6:.2f}M | {metrics['best_epoch']} | "
             f"{percent(metrics['best_validation_accuracy'])} | {percent(test['accuracy'])} | "
             f"{percent(test.get('transition_accuracy'))} | {percent(test.get('tree_accuracy'))} | "
             f"{percent(test.get('valid_tree_rate'))} | "
             f"{wall['train_wall_seconds'] / 60:.1f} min ({metrics['epoch'] + 1} epochs) |"
         )
+
+
+def attention_table(runs: Path) -> None:
+    print(
+        "| model | seed | params (excl. embeddings) | best epoch | dev acc. | test acc. | "
+        "test: ESIM / tree / either right | train wall time |"
+    )
+    print("|---|---|---:|---:|---:|---:|---:|---:|")
+    test_accuracies: Dict[str, List[float]] = {}
+    for variant, name in ATTENTION_NAMES.items():
+        for run in runs_of(runs, variant):
+            seed = run.name.split("_seed")[1] if "_seed" in run.name else "config's"
+            test = json.loads((run / "test_metrics.json").read_text())
+            test_accuracies.setdefault(name, []).append(test["accuracy"])
+            metrics = read_json(run / "metrics.json")
+            wall = read_json(run / "wall.json")
+            if variant == "him":
+                dev = read_json(run / "dev_metrics.json")
+                epoch, dev_accuracy, time = "—", dev and dev["accuracy"], "(members')"
+                members = " / ".join(
+                    percent(test[key])
+                    for key in ("esim_accuracy", "tree_accuracy", "oracle_accuracy")
+                )
+            else:
+                assert metrics is not None and wall is not None
+                epoch = metrics["best_epoch"]
+                dev_accuracy = metrics["best_validation_accuracy"]
+                time = f"{wall['train_wall_seconds'] / 60:.1f} min ({metrics['epoch'] + 1} epochs)"
+                members = "—"
+            print(
+                f"| {name} | {seed} | {parameters(run) / 1e6:.2f}M | {epoch} | "
+                f"{percent(dev_accuracy)} | {percent(test['accuracy'])} | {members} | {time} |"
+            )
+    print()
+    print("| model | runs | test acc. mean | min – max |")
+    print("|---|---:|---:|---:|")
+    for name, values in test_accuracies.items():
+        print(
+            f"| {name} | {len(values)} | {percent(statistics.mean(values))} | "
+            f"{percent(min(values))} – {percent(max(values))} |"
+        )
+
+
+def main(runs: Path) -> None:
+    if any((runs / variant).exists() for variant in NAMES):
+        spinn_table(runs)
+        print()
+    attention_table(runs)
 
 
 if __name__ == "__main__":

@@ -2,7 +2,7 @@
 
 import math
 from dataclasses import dataclass
-from typing import Optional
+from typing import List, Optional, Sequence
 
 import torch
 from allennlp.common import Registrable
@@ -28,6 +28,23 @@ class TreeNodes:
     transitions: torch.Tensor
     # Shape: (batch_size, output_dim). h of each tree's root (the last real node).
     roots: torch.Tensor
+
+    def split(self, sizes: Sequence[int]) -> List["TreeNodes"]:
+        """The nodes of consecutive groups of ``sizes`` trees (e.g. premises, then hypotheses,
+        encoded in one call), each cut to its own longest tree: what encoding each group alone
+        returns."""
+        groups = []
+        for states, mask, transitions, roots in zip(
+            self.states.split(sizes),
+            self.mask.split(sizes),
+            self.transitions.split(sizes),
+            self.roots.split(sizes),
+        ):
+            width = int(mask.sum(dim=1).max()) if mask.size(0) else 0
+            groups.append(
+                TreeNodes(states[:, :width], mask[:, :width], transitions[:, :width], roots)
+            )
+        return groups
 
 
 class TreeNodeEncoder(nn.Module, Registrable):

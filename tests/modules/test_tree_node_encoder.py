@@ -8,6 +8,7 @@ import torch
 from allennlp.common import Params
 from allennlp.common.checks import ConfigurationError
 
+from spinn_allennlp.core.batching import concat_padded
 from spinn_allennlp.core.transitions import PAD, REDUCE, SHIFT
 from spinn_allennlp.modules import SpinnTreeNodeEncoder, TreeNodeEncoder
 from spinn_allennlp.testing import random_tree_batch, recursive_tree_lstm_nodes
@@ -109,3 +110,22 @@ def test_sizes_and_bad_options():
         encoder(leaf="word")
     # Without a learned constituent input, forward gives constituents zeros: no parameter.
     assert encoder(learned_constituent_input=False).constituent_input is None
+
+
+def test_two_groups_in_one_call_split_back_into_separate_calls():
+    """Premises and hypotheses stacked into one call (as the tree model does) give each group
+    what a call of its own gives, cut to its own longest tree."""
+    nodes_encoder = encoder().double().eval()
+    premises, hypotheses = batch([7, 3], seed=4), batch([2, 4, 1], seed=5)
+    together = nodes_encoder(
+        concat_padded([premises.inputs, hypotheses.inputs], 0.0),
+        concat_padded([premises.mask, hypotheses.mask], False),
+        concat_padded([premises.transitions, hypotheses.transitions], PAD),
+    ).split([2, 3])
+    for group, trees in zip(together, (premises, hypotheses)):
+        alone = nodes_encoder(trees.inputs, trees.mask, trees.transitions)
+        assert group.states.shape == alone.states.shape
+        assert torch.equal(group.mask, alone.mask)
+        assert torch.equal(group.transitions, alone.transitions)
+        torch.testing.assert_close(group.states, alone.states, atol=1e-10, rtol=0)
+        torch.testing.assert_close(group.roots, alone.roots, atol=1e-10, rtol=0)

@@ -83,6 +83,5 @@ local common = import "nli_common.libsonnet";
     patience: 8,
     validation_metric: "+accuracy",
     grad_norm: 10.0,
-    cuda_device: -1,
   },
 }

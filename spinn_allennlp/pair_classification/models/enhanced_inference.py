@@ -14,9 +14,13 @@ from allennlp.nn import InitializerApplicator, util
 from allennlp.training.metrics import CategoricalAccuracy
 from torch import nn
 
-# Input encoding of one sentence: its states (batch_size, length, dim), their mask
+# One side's embedded words (batch_size, num_words, dim), mask and transitions (or None).
+Side = Tuple[torch.Tensor, torch.Tensor, Optional[torch.Tensor]]
+# Input encoding of one side: its states (batch_size, length, dim), their mask
 # (batch_size, length) and whatever the composition layer needs from it (e.g. the trees).
 Encoding = Tuple[torch.Tensor, torch.Tensor, Any]
+# Inference composition of one side: states, mask, extra (batch_size, dim) vectors to pool.
+Composition = Tuple[torch.Tensor, torch.Tensor, List[torch.Tensor]]
 
 
 class EnhancedInferenceModel(Model):
@@ -104,19 +108,18 @@ class EnhancedInferenceModel(Model):
         if self._initializer is not None:
             self._initializer(self)
 
-    def _encode_input(
-        self, embedded: torch.Tensor, mask: torch.Tensor, transitions: Optional[torch.Tensor]
-    ) -> Encoding:
-        """Input encoding (eq. 1-2 or 3) of one side's embedded words, shape (batch_size,
-        num_words, embedding_dim), with mask (batch_size, num_words)."""
+    def _encode_inputs(self, sides: List[Side]) -> List[Encoding]:
+        """Input encoding (eq. 1-2 or 3) of each side: embedded words, shape (batch_size,
+        num_words, embedding_dim), their mask (batch_size, num_words) and transitions.
+        Subclasses encode both sides in one call of their encoder where they can."""
         raise NotImplementedError
 
     def _compose(
-        self, projected: torch.Tensor, encoding: Encoding
-    ) -> Tuple[torch.Tensor, torch.Tensor, List[torch.Tensor]]:
-        """Inference composition (§3.3) of one side's projected `F(m)`, shape (batch_size,
-        length, dim), aligned with `encoding`'s states: the composed states, their mask and any
-        (batch_size, dim) vectors to pool with them."""
+        self, projected: List[torch.Tensor], encodings: List[Encoding]
+    ) -> List[Composition]:
+        """Inference composition (§3.3) of each side's projected `F(m)`, shape (batch_size,
+        length, dim), aligned with that side's encoding: the composed states, their mask and
+        any (batch_size, dim) vectors to pool with them."""
         raise NotImplementedError
 
     def forward(
@@ -128,16 +131,15 @@ class EnhancedInferenceModel(Model):
         label: Optional[torch.Tensor] = None,
         metadata: Optional[List[Dict[str, Any]]] = None,
     ) -> Dict[str, Any]:
-        encodings = []
+        sides: List[Side] = []
         for tokens, transitions in (
             (premise, premise_transitions),
             (hypothesis, hypothesis_transitions),
         ):
             # Shape: (batch_size, num_words, embedding_dim)
             embedded = self._dropout(self._embedder(tokens))
-            encodings.append(
-                self._encode_input(embedded, util.get_text_field_mask(tokens), transitions)
-            )
+            sides.append((embedded, util.get_text_field_mask(tokens), transitions))
+        encodings = self._encode_inputs(sides)
         (a, a_mask, _), (b, b_mask, _) = encodings
 
         # Shape: (batch_size, premise_length, hypothesis_length)
@@ -154,13 +156,14 @@ class EnhancedInferenceModel(Model):
             ),
         )
 
-        pooled: List[torch.Tensor] = []
-        extras: List[torch.Tensor] = []
-        for states, aligned, encoding in ((a, a_tilde, encodings[0]), (b, b_tilde, encodings[1])):
+        projected = []
+        for states, aligned in ((a, a_tilde), (b, b_tilde)):
             # Shape: (batch_size, length, 4 * dim) (eq. 14-15).
             enhanced = torch.cat([states, aligned, states - aligned, states * aligned], dim=-1)
-            projected = self._projection_feedforward(self._dropout(enhanced))
-            composed, mask, extra = self._compose(projected, encoding)
+            projected.append(self._projection_feedforward(self._dropout(enhanced)))
+        pooled: List[torch.Tensor] = []
+        extras: List[torch.Tensor] = []
+        for composed, mask, extra in self._compose(projected, encodings):
             # Shape: (batch_size, dim) each (eq. 18-19).
             pooled.append(util.masked_mean(composed, _bool(mask.unsqueeze(-1)), dim=1))
             pooled.append(util.masked_max(composed, _bool(mask.unsqueeze(-1)), dim=1))

@@ -7,9 +7,12 @@ from allennlp.modules import FeedForward, Seq2SeqEncoder, TextFieldEmbedder
 from allennlp.modules.matrix_attention import MatrixAttention
 from allennlp.nn import InitializerApplicator
 
+from spinn_allennlp.core.batching import concat_padded
 from spinn_allennlp.pair_classification.models.enhanced_inference import (
+    Composition,
     Encoding,
     EnhancedInferenceModel,
+    Side,
 )
 
 
@@ -77,15 +80,28 @@ class EsimNli(EnhancedInferenceModel):
         )
         self._initialize()
 
-    def _encode_input(
-        self, embedded: torch.Tensor, mask: torch.Tensor, transitions: Optional[torch.Tensor]
-    ) -> Encoding:
-        # Shape: (batch_size, num_words, encoder_dim)
-        return self._encoder(embedded, mask), mask, None
+    def _encode_inputs(self, sides: List[Side]) -> List[Encoding]:
+        # Premises and hypotheses through the BiLSTM in one call: max(lengths) steps, not the
+        # sum (padding rows of the shorter side are masked, so each side is as if alone).
+        states = _one_call(self._encoder, [(embedded, mask) for embedded, mask, _ in sides])
+        # Shape: (batch_size, num_words, encoder_dim) each.
+        return [(side_states, mask, None) for side_states, (_, mask, _) in zip(states, sides)]
 
     def _compose(
-        self, projected: torch.Tensor, encoding: Encoding
-    ) -> Tuple[torch.Tensor, torch.Tensor, List[torch.Tensor]]:
-        mask = encoding[1]
-        # Shape: (batch_size, num_words, inference_dim)
-        return self._inference_encoder(projected, mask), mask, []
+        self, projected: List[torch.Tensor], encodings: List[Encoding]
+    ) -> List[Composition]:
+        masks = [mask for _, mask, _ in encodings]
+        states = _one_call(self._inference_encoder, list(zip(projected, masks)))
+        # Shape: (batch_size, num_words, inference_dim) each.
+        return [(side_states, mask, []) for side_states, mask in zip(states, masks)]
+
+
+def _one_call(
+    encoder: Seq2SeqEncoder, batches: List[Tuple[torch.Tensor, torch.Tensor]]
+) -> List[torch.Tensor]:
+    """`encoder` over several (inputs, mask) batches stacked into one (padded to a common
+    width), its output cut back into each batch's rows and width."""
+    inputs = concat_padded([inputs for inputs, _ in batches], 0.0)
+    mask = concat_padded([mask for _, mask in batches], False)
+    outputs = encoder(inputs, mask).split([inputs.size(0) for inputs, _ in batches])
+    return [output[:, : inputs.size(1)] for output, (inputs, _) in zip(outputs, batches)]

@@ -1,4 +1,4 @@
-from typing import Any, Dict, List, Optional, Tuple
+from typing import Any, Dict, List, Optional
 
 import torch
 from allennlp.data import Vocabulary
@@ -7,12 +7,16 @@ from allennlp.modules import FeedForward, TextFieldEmbedder
 from allennlp.modules.matrix_attention import MatrixAttention
 from allennlp.nn import InitializerApplicator
 
+from spinn_allennlp.core.batching import concat_padded
+from spinn_allennlp.core.transitions import PAD
 from spinn_allennlp.data.dataset_readers import LEFT_PAD_TOKEN
 from spinn_allennlp.data.trees import readable_tree
 from spinn_allennlp.modules.tree_node_encoder import TreeNodeEncoder, TreeNodes
 from spinn_allennlp.pair_classification.models.enhanced_inference import (
+    Composition,
     Encoding,
     EnhancedInferenceModel,
+    Side,
 )
 
 
@@ -88,20 +92,31 @@ class TreeEsimNli(EnhancedInferenceModel):
         )
         self._initialize()
 
-    def _encode_input(
-        self, embedded: torch.Tensor, mask: torch.Tensor, transitions: Optional[torch.Tensor]
-    ) -> Encoding:
-        nodes = self._encoder(embedded, mask, transitions)
-        # Shape: (batch_size, num_nodes, encoder_dim)
-        return nodes.states, nodes.mask, nodes
+    def _encode_inputs(self, sides: List[Side]) -> List[Encoding]:
+        # Premises and hypotheses through the encoder in one call: one pass over the levels of
+        # the taller tree instead of one per side, each level a single larger composition.
+        sizes = [embedded.size(0) for embedded, _, _ in sides]
+        embedded = concat_padded([embedded for embedded, _, _ in sides], 0.0)
+        mask = concat_padded([mask for _, mask, _ in sides], False)
+        given = [transitions for _, _, transitions in sides if transitions is not None]
+        transitions: Optional[torch.Tensor] = None  # none: the balanced tree for every sentence
+        if len(given) == len(sides):
+            transitions = concat_padded(given, PAD)
+        elif given:
+            raise ValueError("give transitions for both premise and hypothesis, or for neither")
+        nodes = self._encoder(embedded, mask, transitions).split(sizes)
+        # Shape: (batch_size, num_nodes, encoder_dim) each.
+        return [(side.states, side.mask, side) for side in nodes]
 
     def _compose(
-        self, projected: torch.Tensor, encoding: Encoding
-    ) -> Tuple[torch.Tensor, torch.Tensor, List[torch.Tensor]]:
-        trees: TreeNodes = encoding[2]
-        nodes = self._inference_encoder.encode_node_inputs(projected, trees.transitions)
-        # Shape: (batch_size, num_nodes, inference_dim); the root (batch_size, inference_dim).
-        return nodes.states, nodes.mask, [nodes.roots]
+        self, projected: List[torch.Tensor], encodings: List[Encoding]
+    ) -> List[Composition]:
+        trees: List[TreeNodes] = [encoding[2] for encoding in encodings]
+        nodes = self._inference_encoder.encode_node_inputs(
+            concat_padded(projected, 0.0), concat_padded([t.transitions for t in trees], PAD)
+        ).split([side.size(0) for side in projected])
+        # Shape: (batch_size, num_nodes, inference_dim); roots (batch_size, inference_dim).
+        return [(side.states, side.mask, [side.roots]) for side in nodes]
 
     def _add_to_output(self, output: Dict[str, Any], encodings: List[Encoding]) -> None:
         for name, (_, _, nodes) in zip(("premise", "hypothesis"), encodings):
