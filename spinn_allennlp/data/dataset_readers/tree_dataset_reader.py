@@ -45,9 +45,11 @@ class TreeDatasetReader(DatasetReader):
 
     * A line that raises :class:`MalformedExampleError` is logged as
       ``file:line: skipped: reason: detail``, counted in ``skipped`` (reason -> count) and
-      skipped; nothing malformed stops an epoch. Intentional drops (e.g. SNLI pairs without a
-      gold label) are counted in ``dropped`` through :meth:`drop`. Each read resets both and
-      ends with a one-line summary (a warning when something was skipped).
+      skipped; nothing malformed stops an epoch. Any other exception from a line is skipped and
+      counted the same way (reason "unexpected <ExceptionType>", logged with its traceback).
+      Intentional drops (e.g. SNLI pairs without a gold label) are counted in ``dropped``
+      through :meth:`drop`. Each read resets both and ends with a one-line summary (a warning
+      when something was skipped).
     * Blank lines are ignored, a UTF-8 byte-order mark is removed, and invalid UTF-8 is a
       skipped line.
     * ``${VAR:-default}`` in a path is expanded from the environment (see ``data/paths.py``).
@@ -118,6 +120,16 @@ class TreeDatasetReader(DatasetReader):
                 except MalformedExampleError as error:
                     self.skipped[error.reason] += 1
                     logger.warning("%s:%d: skipped: %s", file_path, line_number, error)
+                    continue
+                except Exception as error:
+                    # A line no check foresaw (a bug in a reader, most likely): skipped and
+                    # counted like a malformed one, with the traceback, rather than ending the
+                    # epoch.
+                    reason = f"unexpected {type(error).__name__}"
+                    self.skipped[reason] += 1
+                    logger.exception(
+                        "%s:%d: skipped: %s: %s", file_path, line_number, reason, error
+                    )
                     continue
                 if instance is None:
                     continue
@@ -191,6 +203,11 @@ class TreeDatasetReader(DatasetReader):
             text = " ".join(words)
         if not text.strip():
             raise MalformedExampleError("empty sentence", f"{name} is empty")
+        try:
+            text.encode("utf-8")
+        except UnicodeEncodeError as error:
+            # JSON can escape a lone surrogate ("\ud800"), which is no character at all.
+            raise MalformedExampleError("invalid text", f"{name}: {error.reason}") from error
 
         tokens: List[str]
         transitions: Optional[List[int]]
@@ -253,6 +270,8 @@ def parse_json_object(line: str) -> Dict[str, Any]:
         example = json.loads(line)
     except json.JSONDecodeError as error:
         raise MalformedExampleError("bad JSON", str(error)) from error
+    except RecursionError as error:  # "[[[[..." nested deeper than Python's recursion limit
+        raise MalformedExampleError("bad JSON", "nested too deeply") from error
     if not isinstance(example, dict):
         kind = type(example).__name__
         raise MalformedExampleError("bad JSON", f"expected an object, got {kind}")
@@ -271,8 +290,15 @@ def string_field(
             continue
         if not isinstance(value, str):
             kind = type(value).__name__
-            raise MalformedExampleError("bad field", f"{key} is a {kind}, not a string")
+            raise MalformedExampleError(
+                "bad field", f"{key} must be a string, got {kind} {_shorten(value)}"
+            )
         return value
     if required:
         raise MalformedExampleError("missing field", " or ".join(keys))
     return None
+
+
+def _shorten(value: Any, limit: int = 40) -> str:
+    text = json.dumps(value, ensure_ascii=False, default=repr)
+    return text if len(text) <= limit else text[: limit - 3] + "..."
