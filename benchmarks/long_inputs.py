@@ -9,8 +9,9 @@ sentence whose tree is right-branching, the deepest binary tree there is (height
 thin stack holds N items before the first REDUCE; level-wise composition needs N - 1 levels).
 Reported: wall time of the step (median of ``--repeats``), what autograd keeps for backward
 (CPU: saved tensors + thin-stack tables; CUDA: peak allocated), and that nothing is NaN or
-inf. Memory linear in N means bytes / N constant: the table gives the ratio of the longest to
-the shortest length, to compare with the ratio of the lengths. Then the same for a batch of
+inf. Memory linear in N means each extra word costs the same: the table gives the cost per
+word between successive lengths (constant if linear; it would double with each doubling of N
+if quadratic). Then the same for a batch of
 ``--many`` one-word sentences. Python's recursion limit is left at its default throughout.
 
 Loss: the sum of the sentence vectors, plus for SPINN with gold transitions the cross-entropy
@@ -159,25 +160,28 @@ def main() -> None:
     transitions = torch.zeros(args.many, 1, dtype=torch.long, device=device)
     many = measure(models, inputs, mask, transitions, args, f"{args.many} x 1 word")
 
-    shortest, longest = min(args.lengths), max(args.lengths)
+    lengths = sorted(args.lengths)
     mib = lambda b: fmt(b / 2**20)  # noqa: E731
+    pairs = list(zip(lengths, lengths[1:]))
     header = (
         ["variant"]
-        + [f"N={n} s" for n in args.lengths]
-        + [f"N={n} MiB" for n in args.lengths]
-        + [f"MiB N={longest} / N={shortest} (N ratio {longest / shortest:g})"]
+        + [f"N={n} s" for n in lengths]
+        + [f"N={n} MiB" for n in lengths]
+        + [f"KiB / word, N={a}→{b}" for a, b in pairs]
         + [f"{args.many:,} x 1 word s", f"{args.many:,} x 1 word MiB"]
     )
     rows: List[List[str]] = []
     for name in ROWS:
-        memory = [by_length[n][name]["memory_bytes"] for n in args.lengths]
+        memory = {n: by_length[n][name]["memory_bytes"] for n in lengths}
+        # Linear in N: each extra word costs the same, whatever N (quadratic: it doubles).
+        per_word = [(memory[b] - memory[a]) / (b - a) / 2**10 for a, b in pairs]
+        for (a, b), value in zip(pairs, per_word):
+            by_length[b][name][f"kib_per_word_from_{a}"] = value
         rows.append(
             [name]
-            + [fmt(by_length[n][name]["seconds"]) for n in args.lengths]
-            + [mib(m) for m in memory]
-            + [
-                f"{by_length[longest][name]['memory_bytes'] / by_length[shortest][name]['memory_bytes']:.2f}"
-            ]
+            + [fmt(by_length[n][name]["seconds"]) for n in lengths]
+            + [mib(memory[n]) for n in lengths]
+            + [fmt(value) for value in per_word]
             + [fmt(many[name]["seconds"]), mib(many[name]["memory_bytes"])]
         )
     env = environment(args.device)

@@ -55,6 +55,9 @@
     // No cuda_device: AllenNLP trains on GPU 0 when torch sees a GPU, else on the CPU. Choose
     // with --overrides '{"trainer.cuda_device": 1}' (-1 = CPU); several GPUs with
     // '{"distributed": {"cuda_devices": [0, 1]}}'.
+    // Checkpoints keep the random generators' states, so `allennlp train --recover` after an
+    // interruption ends exactly as an uninterrupted run would (see README, "Robustness").
+    callbacks: [{ type: "restore_random_state" }],
   },
   regularizer(l2):: { regexes: [[".*", { type: "l2", alpha: l2 }]] },
 }
