@@ -13,11 +13,11 @@ logger = logging.getLogger(__name__)
 def get_random_state() -> Dict[str, Any]:
     """The state of every random generator training draws from: Python's (AllenNLP's batch
     samplers), NumPy's, torch's (dropout, initialisation) and CUDA's."""
-    kind, keys, position, has_gauss, cached_gaussian = numpy.random.get_state()
+    kind, keys, position, has_gauss, cached_gaussian = numpy.random.get_state(legacy=True)
     state = {
         "python": random.getstate(),
         # Plain types: checkpoints are read back with torch.load(weights_only=True).
-        "numpy": (kind, keys.tolist(), position, has_gauss, cached_gaussian),
+        "numpy": (kind, numpy.asarray(keys).tolist(), position, has_gauss, cached_gaussian),
         "torch": torch.get_rng_state(),
     }
     if torch.cuda.is_available():
