@@ -317,3 +317,22 @@ def test_transitions_of_the_wrong_width(variant):
         # Without a tracker nothing else reaches the top tree.
         top = encode(inputs[1:, 2:4], mask[1:, 2:4], torch.tensor([[S, S, R]]))
         assert torch.allclose(forest.sentence[1], top.sentence[0], atol=1e-12)
+
+
+def test_mixed_mode_shifts_every_word_of_a_left_padded_forest():
+    """The paper's left-padded mode gives forests (pad SHIFTs under the sentence's tree, fewer
+    than 2N - 1 steps). Following its own predictions there, a parser that reduces whenever it
+    can would merge the pad items and run out of steps before the last words: it is made to
+    SHIFT when the steps left are just enough for the words left."""
+    torch.manual_seed(0)
+    model = Spinn(input_dim=8, hidden_dim=10, tracking_dim=6, predict_transitions=True)
+    assert model.tracker is not None and model.tracker.transition_classifier is not None
+    with torch.no_grad():  # always predict REDUCE
+        model.tracker.transition_classifier.bias.copy_(torch.tensor([-100.0, 100.0]))
+    S, R = SHIFT, REDUCE
+    # 3 pad items under "( a ( b c ) )" (8 steps), 1 pad item under "( ( a b ) c )" (6 steps).
+    transitions = torch.tensor([[S, S, S, S, S, S, R, R, PAD], [S, S, S, R, S, R, PAD, PAD, PAD]])
+    inputs = torch.randn(2, 6, 8)
+    mask = torch.tensor([[True] * 6, [True] * 4 + [False] * 2])
+    output = model(inputs, mask, transitions, mode="mixed", self_transition_prob=1.0)
+    assert (output.transitions == SHIFT).sum(dim=1).tolist() == [6, 4]
