@@ -22,7 +22,7 @@ format: setup
 test: lint
 	$(PY) -m pytest tests -q -p no:cacheprovider -m "not robustness"
 
-# The slow end-to-end checks (README, "Robustness"): `allennlp predict` on a hostile file,
+# The slow end-to-end checks (docs/robustness.md): `allennlp predict` on a hostile file,
 # recovery after SIGKILL, the wheel installed in a fresh venv and used from elsewhere.
 robustness: setup
 	$(PY) -m pytest tests -q -p no:cacheprovider -m robustness

@@ -280,22 +280,27 @@ def test_transitions_of_the_wrong_width(variant):
     S, R = SHIFT, REDUCE
     # Right-branching trees, PAD after the first sentence's five steps.
     transitions = torch.tensor([[S, S, S, R, R, PAD, PAD], [S, S, S, S, R, R, R]])
-    if mode == "predicted":
-        # Not followed: any width does, and the parse is a tree over every word.
-        for width in (1, 20):
+    if mode != "given":
+        # Predicted: not followed. Mixed: followed where legal, the parser's own choice past
+        # the end of a shorter sequence. Any width does; the parse is a tree over every word.
+        for width in (1, 3, 20):
             followed = encode(inputs, mask, pad_batch(transitions.tolist(), PAD, width)[:, :width])
             assert (followed.transitions == SHIFT).sum(dim=1).tolist() == [3, 4]
             assert (followed.transitions == REDUCE).sum(dim=1).tolist() == [2, 3]
+        if mode == "mixed":  # but the values must be transitions
+            bad = transitions.clone()
+            bad[0, 5] = 2
+            with pytest.raises(ValueError, match="unknown transition value 2 at step 5 of"):
+                encode(inputs, mask, bad)
         return
     # Too narrow for every word to be shifted: refused.
     with pytest.raises(ValueError, match="sentence 1 .* number of SHIFTs differs"):
         encode(inputs, mask, transitions[:, :3])
     # Wider, padded with PAD: the same result.
     wide = pad_batch(transitions.tolist(), PAD, width=40)
-    if mode != "mixed":
-        assert torch.equal(
-            encode(inputs, mask, wide).sentence, encode(inputs, mask, transitions).sentence
-        )
+    assert torch.equal(
+        encode(inputs, mask, wide).sentence, encode(inputs, mask, transitions).sentence
+    )
     # Wider with more steps: an extra SHIFT, a REDUCE of a one-item stack, an unknown value.
     for column, value, error in [
         (5, SHIFT, "sentence 0 .* number of SHIFTs differs"),
@@ -311,8 +316,7 @@ def test_transitions_of_the_wrong_width(variant):
     # (the encoder can't tell padding words from real ones). Documented result: the sentence
     # vector is the top tree's, here the last two words'.
     forest = encode(inputs, mask, transitions[:, :5])
-    if mode == "given":
-        assert forest.transitions[1].tolist() == [S, S, S, S, R]
+    assert forest.transitions[1].tolist() == [S, S, S, S, R]
     if not tracking:
         # Without a tracker nothing else reaches the top tree.
         top = encode(inputs[1:, 2:4], mask[1:, 2:4], torch.tensor([[S, S, R]]))
@@ -321,9 +325,8 @@ def test_transitions_of_the_wrong_width(variant):
 
 def test_mixed_mode_shifts_every_word_of_a_left_padded_forest():
     """The paper's left-padded mode gives forests (pad SHIFTs under the sentence's tree, fewer
-    than 2N - 1 steps). Following its own predictions there, a parser that reduces whenever it
-    can would merge the pad items and run out of steps before the last words: it is made to
-    SHIFT when the steps left are just enough for the words left."""
+    steps than 2N - 1). A parser following its own predictions there, even one that reduces
+    whenever it can, still shifts every word and ends with one tree."""
     torch.manual_seed(0)
     model = Spinn(input_dim=8, hidden_dim=10, tracking_dim=6, predict_transitions=True)
     assert model.tracker is not None and model.tracker.transition_classifier is not None

@@ -75,6 +75,17 @@ def default_transitions(lengths: torch.Tensor) -> torch.Tensor:
     return torch.tensor(padded, dtype=torch.long, device=lengths.device).view(len(padded), width)
 
 
+def check_transition_values(transitions: torch.Tensor) -> None:
+    """Raises ValueError unless every value is SHIFT, REDUCE or PAD."""
+    unknown = (transitions != SHIFT) & (transitions != REDUCE) & (transitions != PAD)
+    if bool(unknown.any()):
+        row, step = (int(x) for x in unknown.nonzero()[0])
+        raise ValueError(
+            f"unknown transition value {int(transitions[row, step])} at step {step} of "
+            f"sentence {row} of the batch (SHIFT = {SHIFT}, REDUCE = {REDUCE}, PAD = {PAD})"
+        )
+
+
 def check_given_transitions(transitions: torch.Tensor, lengths: torch.Tensor) -> torch.Tensor:
     """Checks (batched, on device, one host sync) that each row builds a binary tree over its
     words (or, as in the paper's left-padded mode, a stack of trees whose top is the sentence)

@@ -26,6 +26,7 @@ from torch import nn
 
 from spinn_allennlp.core.batching import (
     check_given_transitions,
+    check_transition_values,
     check_transitions_tensor,
     check_word_vectors,
     checked_mask,
@@ -148,12 +149,12 @@ class Spinn(nn.Module):
             if transitions is None:
                 transitions = default_transitions(lengths)
             num_steps = check_given_transitions(transitions, lengths)
-        elif mode == MIXED:
-            # The given transitions must be valid too: a PAD in the middle would be followed
-            # as a no-op and the sentence would end unfinished.
-            assert transitions is not None
-            num_steps = check_given_transitions(transitions, lengths)
         else:
+            if mode == MIXED:
+                # Given steps are followed where legal, the parser's own past their end (PAD);
+                # any other value would act as a SHIFT unnoticed.
+                assert transitions is not None
+                check_transition_values(transitions)
             num_steps = (2 * lengths - 1).clamp(min=0)
         total_steps = int(num_steps.max()) if batch_size else 0
         if transitions is not None:
@@ -236,7 +237,6 @@ class Spinn(nn.Module):
         )
         cursor = torch.tensor([buffer_start, 1, 0], device=device).repeat(batch_size, 1)
         buffer_end = buffer_start + lengths_sorted
-        steps_sorted = num_steps.index_select(0, order)
         # How a SHIFT and a REDUCE move the cursor.
         moves = torch.tensor([[1, 1, 1], [0, -1, -1]], device=device)
 
@@ -287,15 +287,8 @@ class Spinn(nn.Module):
                     action = torch.where(follow_own | (given == PAD), action, given)
                 # Only legal moves, so every prediction is a binary tree over all the words:
                 # SHIFT below two stack items, REDUCE once the buffer is empty.
-                must_shift = columns[:, 1] < 3
-                if mode == MIXED:
-                    # And SHIFT when the steps left are just enough for the words left: binds
-                    # only in a left-padded forest (fewer steps than 2N - 1), where reducing
-                    # the padding items would otherwise leave words unshifted.
-                    words_left = buffer_end[:k] - columns[:, 0]
-                    must_shift = must_shift | (steps_sorted[:k] - t <= words_left)
                 action = torch.where(
-                    must_shift,
+                    columns[:, 1] < 3,
                     SHIFT,
                     torch.where(columns[:, 0] >= buffer_end[:k], REDUCE, action),
                 )

@@ -58,7 +58,7 @@
     // with --overrides '{"trainer.cuda_device": 1}' (-1 = CPU); several GPUs with
     // '{"distributed": {"cuda_devices": [0, 1]}}'.
     // Checkpoints keep the random generators' states, so `allennlp train --recover` after an
-    // interruption ends exactly as an uninterrupted run would (see README, "Robustness").
+    // interruption ends exactly as an uninterrupted run would (see docs/robustness.md).
     callbacks: [{ type: "restore_random_state" }],
   },
   regularizer(l2):: { regexes: [[".*", { type: "l2", alpha: l2 }]] },
