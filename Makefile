@@ -4,7 +4,7 @@ PY := $(VENV)/bin/python
 SERIALIZATION_DIR ?= out/spinn
 LINTED := spinn_allennlp tests benchmarks scripts setup.py
 
-.PHONY: setup lint format test train benchmark benchmark-snli torch-only
+.PHONY: setup lint format test robustness train benchmark benchmark-snli torch-only
 
 setup:
 	VENV=$(VENV) bash scripts/setup_env.sh
@@ -20,7 +20,12 @@ format: setup
 	$(VENV)/bin/ruff format $(LINTED)
 
 test: lint
-	$(PY) -m pytest tests -q -p no:cacheprovider
+	$(PY) -m pytest tests -q -p no:cacheprovider -m "not robustness"
+
+# The slow end-to-end checks (docs/robustness.md): `allennlp predict` on a hostile file,
+# recovery after SIGKILL, the wheel installed in a fresh venv and used from elsewhere.
+robustness: setup
+	$(PY) -m pytest tests -q -p no:cacheprovider -m robustness
 
 # Trains the full SPINN on the bundled SNLI data into $(SERIALIZATION_DIR), replacing (-f) what
 # an earlier run left there.

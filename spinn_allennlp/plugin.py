@@ -22,7 +22,7 @@ from spinn_allennlp.pair_classification import (
     SpinnNliPredictor,
     TreeEsimNli,
 )
-from spinn_allennlp.training import ParseMetrics, Share, StepDecayPerBatch
+from spinn_allennlp.training import ParseMetrics, RestoreRandomState, Share, StepDecayPerBatch
 
 __all__ = [
     "PtbSpacyTokenizer",
@@ -40,6 +40,7 @@ __all__ = [
     "HimNli",
     "SpinnNliPredictor",
     "ParseMetrics",
+    "RestoreRandomState",
     "Share",
     "StepDecayPerBatch",
 ]

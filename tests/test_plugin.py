@@ -44,6 +44,7 @@ from allennlp.data import DatasetReader, Tokenizer
 from allennlp.models import Model
 from allennlp.modules import Seq2VecEncoder
 from allennlp.predictors import Predictor
+from allennlp.training.callbacks import TrainerCallback
 from allennlp.training.learning_rate_schedulers import LearningRateScheduler
 from allennlp.training.metrics import Metric
 from spinn_allennlp.data.tree_sources import TreeSource
@@ -51,6 +52,7 @@ for base, name in [(Seq2VecEncoder, "spinn"), (DatasetReader, "snli_transitions"
                    (Model, "spinn_nli"), (Predictor, "spinn_nli"), (Tokenizer, "ptb_spacy"),
                    (LearningRateScheduler, "step_decay_per_batch"), (Metric, "share"),
                    (Metric, "parse_metrics"), (TreeSource, "balanced"),
+                   (TrainerCallback, "restore_random_state"),
                    (TreeSource, "left_branching"), (TreeSource, "right_branching")]:
     base.by_name(name)
 print("ok")

@@ -29,6 +29,37 @@ def checked_mask(mask: torch.Tensor) -> Tuple[torch.Tensor, torch.Tensor]:
     return mask, lengths
 
 
+def check_word_vectors(inputs: torch.Tensor, mask: torch.Tensor) -> None:
+    """Raises ValueError unless ``inputs`` is (B, N, input_dim) for a (B, N) ``mask`` and every
+    real word's vector is finite. NaN or inf would spread through every node above the word
+    (and, under batch norm, through the whole batch): a clear error here rather than silent
+    garbage later. Padding positions are never read, so what they hold doesn't matter."""
+    if inputs.dim() != 3 or mask.dim() != 2 or inputs.shape[:2] != mask.shape:
+        raise ValueError(
+            f"inputs must have shape (batch, words, input_dim) and mask (batch, words); got "
+            f"inputs {tuple(inputs.shape)} and mask {tuple(mask.shape)}"
+        )
+    bad = mask.bool() & ~torch.isfinite(inputs).all(dim=-1)
+    if bool(bad.any()):
+        row, word = (int(x) for x in bad.nonzero()[0])
+        raise ValueError(
+            f"the vector of word {word} of sentence {row} of the batch is not finite (NaN or "
+            f"inf); {int(bad.sum())} real word(s) of the batch are"
+        )
+
+
+def check_transitions_tensor(transitions: torch.Tensor, batch_size: int) -> None:
+    """Raises ValueError unless ``transitions`` is an integer (B, T) tensor: a float tensor
+    would be truncated silently (0.7 -> SHIFT)."""
+    if transitions.dtype.is_floating_point or transitions.dtype.is_complex:
+        raise ValueError(f"transitions must be an integer tensor, got {transitions.dtype}")
+    if transitions.dim() != 2 or transitions.size(0) != batch_size:
+        raise ValueError(
+            f"transitions must have shape (batch, steps) with batch {batch_size}, "
+            f"got {tuple(transitions.shape)}"
+        )
+
+
 _balanced_cache: Dict[int, List[int]] = {}
 
 
@@ -44,16 +75,23 @@ def default_transitions(lengths: torch.Tensor) -> torch.Tensor:
     return torch.tensor(padded, dtype=torch.long, device=lengths.device).view(len(padded), width)
 
 
+def check_transition_values(transitions: torch.Tensor) -> None:
+    """Raises ValueError unless every value is SHIFT, REDUCE or PAD."""
+    unknown = (transitions != SHIFT) & (transitions != REDUCE) & (transitions != PAD)
+    if bool(unknown.any()):
+        row, step = (int(x) for x in unknown.nonzero()[0])
+        raise ValueError(
+            f"unknown transition value {int(transitions[row, step])} at step {step} of "
+            f"sentence {row} of the batch (SHIFT = {SHIFT}, REDUCE = {REDUCE}, PAD = {PAD})"
+        )
+
+
 def check_given_transitions(transitions: torch.Tensor, lengths: torch.Tensor) -> torch.Tensor:
     """Checks (batched, on device, one host sync) that each row builds a binary tree over its
     words (or, as in the paper's left-padded mode, a stack of trees whose top is the sentence)
     and returns each row's number of steps. Raises ValueError naming the first bad row."""
+    check_transitions_tensor(transitions, lengths.size(0))
     transitions = transitions.long()
-    if transitions.dim() != 2 or transitions.size(0) != lengths.size(0):
-        raise ValueError(
-            f"transitions must have shape (batch, steps) with batch {lengths.size(0)}, "
-            f"got {tuple(transitions.shape)}"
-        )
     is_shift = transitions == SHIFT
     is_reduce = transitions == REDUCE
     is_step = is_shift | is_reduce

@@ -22,6 +22,7 @@ import torch
 
 from spinn_allennlp.core.batching import (
     check_given_transitions,
+    check_word_vectors,
     checked_mask,
     default_transitions,
     fit_width,
@@ -127,6 +128,7 @@ def levelwise_forward(
             "tracking LSTM makes every node depend on all earlier steps"
         )
     device = inputs.device
+    check_word_vectors(inputs, mask)
     batch_size, max_tokens = mask.shape
     mask, lengths = checked_mask(mask)
     if transitions is None:

@@ -26,6 +26,9 @@ from torch import nn
 
 from spinn_allennlp.core.batching import (
     check_given_transitions,
+    check_transition_values,
+    check_transitions_tensor,
+    check_word_vectors,
     checked_mask,
     default_transitions,
     fit_width,
@@ -137,13 +140,21 @@ class Spinn(nn.Module):
             return levelwise_forward(
                 self.leaves, self.compose, inputs, mask, transitions, return_nodes, node_inputs
             )
+        check_word_vectors(inputs, mask)
         batch_size, max_tokens = mask.shape
         mask, lengths = checked_mask(mask)
+        if transitions is not None:
+            check_transitions_tensor(transitions, batch_size)
         if mode == GIVEN:
             if transitions is None:
                 transitions = default_transitions(lengths)
             num_steps = check_given_transitions(transitions, lengths)
         else:
+            if mode == MIXED:
+                # Given steps are followed where legal, the parser's own past their end (PAD);
+                # any other value would act as a SHIFT unnoticed.
+                assert transitions is not None
+                check_transition_values(transitions)
             num_steps = (2 * lengths - 1).clamp(min=0)
         total_steps = int(num_steps.max()) if batch_size else 0
         if transitions is not None:

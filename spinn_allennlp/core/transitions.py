@@ -144,9 +144,19 @@ def transitions_to_tree(tokens: Sequence[str], transitions: Sequence[int]) -> Tr
 
 def tree_to_string(tree: Tree) -> str:
     """``(("the", "cat"), "sat")`` -> ``"( ( the cat ) sat )"``, the SNLI binary-parse format."""
-    if isinstance(tree, str):
-        return tree
-    return f"( {tree_to_string(tree[0])} {tree_to_string(tree[1])} )"
+    # Iterative, like tree_to_transitions: a 1,000-word right-branching tree is 1,000 deep.
+    symbols: List[str] = []
+    pending: List[Union[Tree, None]] = [tree]  # None closes a bracket
+    while pending:
+        node = pending.pop()
+        if node is None:
+            symbols.append(")")
+        elif isinstance(node, str):
+            symbols.append(node)
+        else:
+            symbols.append("(")
+            pending += [None, node[1], node[0]]
+    return " ".join(symbols)
 
 
 def transitions_to_string(tokens: Sequence[str], transitions: Sequence[int]) -> str:
@@ -180,19 +190,26 @@ def crop_tree_left(tree: Tree, max_tokens: int) -> Tree:
     """Drops words from the left until at most ``max_tokens`` remain, keeping the tree that the
     original induces on the remaining words (constituents that lose a child collapse into the
     other child), so the result is still one binary tree."""
-    num_tokens = len(tree_to_transitions(tree)[0])
-    return _drop_left(tree, num_tokens - max_tokens) if num_tokens > max_tokens else tree
-
-
-def _drop_left(tree: Tree, count: int) -> Tree:
-    # Returns the tree with its first `count` leaves removed (count < number of leaves).
-    if count == 0 or isinstance(tree, str):
+    if max_tokens < 1:
+        raise ValueError(f"max_tokens must be at least 1, got {max_tokens}")
+    tokens, transitions = tree_to_transitions(tree)
+    drop = len(tokens) - max_tokens
+    if drop <= 0:
         return tree
-    left, right = tree
-    left_size = len(tree_to_transitions(left)[0])
-    if count >= left_size:
-        return _drop_left(right, count - left_size)
-    return (_drop_left(left, count), right)
+    # Shift-reduce over the words with the first `drop` of them absent (None); iterative, so
+    # deep trees are no problem.
+    stack: List[Optional[Tree]] = []
+    words = iter(enumerate(tokens))
+    for transition in transitions:
+        if transition == SHIFT:
+            position, token = next(words)
+            stack.append(token if position >= drop else None)
+        else:
+            right, left = stack.pop(), stack.pop()
+            stack.append(right if left is None else left if right is None else (left, right))
+    cropped = stack[0]
+    assert cropped is not None  # max_tokens >= 1: at least one word is kept
+    return cropped
 
 
 def crop_pad_left(

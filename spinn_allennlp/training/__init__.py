@@ -1,6 +1,8 @@
-"""Training pieces every task shares: the paper's learning-rate schedule and parse metrics."""
+"""Training pieces every task shares: the paper's learning-rate schedule, parse metrics, and
+exact recovery of interrupted runs."""
 
+from spinn_allennlp.training.callbacks import RestoreRandomState
 from spinn_allennlp.training.learning_rate_schedulers import StepDecayPerBatch
 from spinn_allennlp.training.metrics import ParseMetrics, Share
 
-__all__ = ["StepDecayPerBatch", "ParseMetrics", "Share"]
+__all__ = ["RestoreRandomState", "StepDecayPerBatch", "ParseMetrics", "Share"]

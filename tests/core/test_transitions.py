@@ -84,6 +84,33 @@ def test_deep_tree_has_no_recursion_limit():
     parse = "( " * 2999 + words[0] + " " + " ) ".join(words[1:]) + " )"
     tokens, transitions = tr.parse_to_transitions(parse)
     assert tokens == words and tr.is_valid(transitions, 3000)
+    # Printing and cropping, both ways round (left-branching: cropping keeps the deep part).
+    assert tr.transitions_to_string(tokens, transitions) == parse
+    for deep in (transitions, tr.right_branching_transitions(3000)):
+        cropped = tr.crop_tree_left(tr.transitions_to_tree(words, deep), 2500)
+        cropped_tokens, cropped_transitions = tr.tree_to_transitions(cropped)
+        assert cropped_tokens == words[500:] and tr.is_valid(cropped_transitions, 2500)
+
+
+def test_crop_by_shift_reduce_equals_pruning_the_tree():
+    """Cropping keeps the tree the original induces on the kept words: checked against a
+    direct (recursive) pruning on random trees."""
+
+    def prune(tree, keep):  # keep: set of kept words; None if nothing is kept
+        if isinstance(tree, str):
+            return tree if tree in keep else None
+        left, right = prune(tree[0], keep), prune(tree[1], keep)
+        return right if left is None else left if right is None else (left, right)
+
+    rng = random.Random(3)
+    for _ in range(200):
+        n = rng.randint(1, 30)
+        words = [str(i) for i in range(n)]
+        tree = random_tree(words, rng)
+        length = rng.randint(1, n)
+        assert tr.crop_tree_left(tree, length) == prune(tree, set(words[n - length :]))
+    with pytest.raises(ValueError, match="max_tokens must be at least 1"):
+        tr.crop_tree_left(("a", "b"), 0)
 
 
 @pytest.mark.parametrize("n", range(1, 30))

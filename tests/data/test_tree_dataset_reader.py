@@ -130,7 +130,7 @@ def test_json_helpers():
     assert string_field(example, ("missing",)) is None
     with pytest.raises(MalformedExampleError, match="missing field: a or b"):
         string_field(example, ("a", "b"), required=True)
-    with pytest.raises(MalformedExampleError, match="n is a int, not a string"):
+    with pytest.raises(MalformedExampleError, match="n must be a string, got int 3"):
         string_field(example, ("n",))
 
 

@@ -5,8 +5,6 @@ local common = import "nli_common.libsonnet";
   dataset_reader: common.dataset_reader,
   train_data_path: common.train_data_path,
   validation_data_path: common.validation_data_path,
-  test_data_path: common.test_data_path,
-  evaluate_on_test: common.evaluate_on_test,
   datasets_for_vocab_creation: common.datasets_for_vocab_creation,
   model: {
     type: "spinn_nli",

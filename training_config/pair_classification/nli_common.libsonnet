@@ -3,7 +3,8 @@
 // Data paths: "${VAR:-default}" strings are expanded by the snli_transitions reader, so
 //   SNLI_TRAIN=... SNLI_DEV=... allennlp train ...
 // points a run at other files; the defaults are the copies bundled in data/snli (relative to
-// the directory allennlp is run from: the repository root).
+// the directory allennlp is run from: the repository root; run elsewhere, the reader's error
+// names the variable to set).
 //
 // Embeddings: 300-d, learned from scratch by default (no GloVe is bundled). To use frozen
 // pretrained vectors as the paper does:
@@ -16,8 +17,9 @@
   dataset_reader: { type: "snli_transitions" },
   train_data_path: "${SNLI_TRAIN:-data/snli/snli_1.0_train_0.01.jsonl.gz}",
   validation_data_path: "${SNLI_DEV:-data/snli/snli_1.0_dev.jsonl.gz}",
-  test_data_path: "${SNLI_TEST:-data/snli/snli_1.0_test.jsonl.gz}",
-  evaluate_on_test: false,
+  // No test_data_path: AllenNLP loads it whenever it is given, evaluate_on_test or not. Test
+  // accuracy comes from `allennlp evaluate model.tar.gz data/snli/snli_1.0_test.jsonl.gz`
+  // (or add both with --overrides).
   // The vocabulary comes from the training data only: dev and test words stay unknown.
   datasets_for_vocab_creation: ["train"],
 
@@ -55,6 +57,9 @@
     // No cuda_device: AllenNLP trains on GPU 0 when torch sees a GPU, else on the CPU. Choose
     // with --overrides '{"trainer.cuda_device": 1}' (-1 = CPU); several GPUs with
     // '{"distributed": {"cuda_devices": [0, 1]}}'.
+    // Checkpoints keep the random generators' states, so `allennlp train --recover` after an
+    // interruption ends exactly as an uninterrupted run would (see docs/robustness.md).
+    callbacks: [{ type: "restore_random_state" }],
   },
   regularizer(l2):: { regexes: [[".*", { type: "l2", alpha: l2 }]] },
 }

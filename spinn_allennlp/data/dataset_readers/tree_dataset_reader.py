@@ -6,7 +6,9 @@ import logging
 from collections import Counter
 from typing import Any, Dict, Iterable, List, Optional, Sequence, Tuple, Union
 
+import torch
 from allennlp.common.file_utils import cached_path
+from allennlp.common.util import is_distributed
 from allennlp.data import DatasetReader, Instance, Token, Tokenizer
 
 from spinn_allennlp.core.transitions import (
@@ -15,7 +17,12 @@ from spinn_allennlp.core.transitions import (
     is_valid,
     parse_to_transitions,
 )
-from spinn_allennlp.data.paths import expand_path
+from spinn_allennlp.data.dataset_readers.shard_summaries import (
+    MergedSummary,
+    ShardedRead,
+    ShardReport,
+)
+from spinn_allennlp.data.paths import resolve_data_path
 from spinn_allennlp.data.ptb import tokens_match_text
 from spinn_allennlp.data.tokenizers import PtbSpacyTokenizer
 from spinn_allennlp.data.tree_sources import TreeSource
@@ -45,14 +52,19 @@ class TreeDatasetReader(DatasetReader):
 
     * A line that raises :class:`MalformedExampleError` is logged as
       ``file:line: skipped: reason: detail``, counted in ``skipped`` (reason -> count) and
-      skipped; nothing malformed stops an epoch. Intentional drops (e.g. SNLI pairs without a
-      gold label) are counted in ``dropped`` through :meth:`drop`. Each read resets both and
-      ends with a one-line summary (a warning when something was skipped).
+      skipped; nothing malformed stops an epoch. Any other exception from a line is skipped and
+      counted the same way (reason "unexpected <ExceptionType>", logged with its traceback).
+      Intentional drops (e.g. SNLI pairs without a gold label) are counted in ``dropped``
+      through :meth:`drop`. Each read resets both and ends with a one-line summary (a warning
+      when something was skipped).
     * Blank lines are ignored, a UTF-8 byte-order mark is removed, and invalid UTF-8 is a
       skipped line.
     * ``${VAR:-default}`` in a path is expanded from the environment (see ``data/paths.py``).
     * Lines are sharded across distributed and data-loader workers, so ``max_instances``
-      counts lines read, skipped ones included.
+      counts lines read, skipped ones included. Each worker counts its own shard in
+      ``skipped``/``dropped``; the summary is logged once per read, merged over all shards
+      (see ``shard_summaries.py``): by the last data-loader worker to finish, or by the first
+      distributed worker (the one whose log is on the console).
 
     Shared sentence handling for subclasses: :meth:`sentence_tokens_and_transitions` (tokens
     and gold transitions from a binary parse, checked against the sentence, or tokens of raw
@@ -107,23 +119,98 @@ class TreeDatasetReader(DatasetReader):
         self.skipped = Counter()
         self.dropped = Counter()
         num_instances = 0
-        # "${SNLI_TRAIN:-data/...}" in the configs: bundled data unless a variable says otherwise.
-        file_path = expand_path(file_path)
+        # "${SNLI_TRAIN:-data/...}" in the configs: bundled data unless a variable says otherwise
+        # (and a missing file is an error that says which variable to set).
+        file_path = resolve_data_path(file_path)
         local_path = cached_path(file_path)
         opener = gzip.open if str(local_path).endswith(".gz") else open
-        with opener(local_path, "rb") as data_file:
-            for line_number, line in self.shard_iterable(enumerate(data_file, start=1)):
-                try:
-                    instance = self._decode_and_read(line, line_number)
-                except MalformedExampleError as error:
-                    self.skipped[error.reason] += 1
-                    logger.warning("%s:%d: skipped: %s", file_path, line_number, error)
-                    continue
-                if instance is None:
-                    continue
-                num_instances += 1
-                yield instance
-        self._log_summary(file_path, num_instances)
+        shard, num_shards = self._shard()
+        sharded_read = ShardedRead(file_path, shard, num_shards) if num_shards > 1 else None
+        complete = False
+        try:
+            with opener(local_path, "rb") as data_file:
+                for line_number, line in self.shard_iterable(enumerate(data_file, start=1)):
+                    try:
+                        instance = self._decode_and_read(line, line_number)
+                    except MalformedExampleError as error:
+                        self.skipped[error.reason] += 1
+                        logger.warning("%s:%d: skipped: %s", file_path, line_number, error)
+                        continue
+                    except Exception as error:
+                        # A line no check foresaw (a bug in a reader, most likely): skipped and
+                        # counted like a malformed one, with the traceback, rather than ending
+                        # the epoch.
+                        reason = f"unexpected {type(error).__name__}"
+                        self.skipped[reason] += 1
+                        logger.exception(
+                            "%s:%d: skipped: %s: %s", file_path, line_number, reason, error
+                        )
+                        continue
+                    if instance is None:
+                        continue
+                    num_instances += 1
+                    yield instance
+            complete = True
+        finally:
+            # Also when the consumer stops early (the generator is closed): the other shards'
+            # summary waits for this one.
+            self._summarize(file_path, sharded_read, num_instances, complete)
+
+    def _shard(self) -> Tuple[int, int]:
+        """(this process's shard, number of shards) of a read: as ``shard_iterable`` splits."""
+        shard, num_shards = 0, 1
+        if is_distributed():
+            shard, num_shards = torch.distributed.get_rank(), torch.distributed.get_world_size()
+        worker = self.get_worker_info()
+        if worker is not None:
+            shard = shard * worker.num_workers + worker.id
+            num_shards *= worker.num_workers
+        return shard, num_shards
+
+    def _summarize(
+        self,
+        file_path: str,
+        sharded_read: Optional[ShardedRead],
+        num_instances: int,
+        complete: bool,
+    ) -> None:
+        """One summary per read: this read's own, or, when the file is read in shards (by
+        data-loader or distributed workers), the merged summary of every shard."""
+        if sharded_read is None:
+            if complete:
+                self._log_summary(file_path, num_instances, self.skipped, self.dropped)
+            return
+        logger.debug(
+            "%s: shard %d of %d: read %d instances; dropped %s; skipped %s",
+            file_path,
+            sharded_read.shard,
+            sharded_read.num_shards,
+            num_instances,
+            dict(self.dropped),
+            dict(self.skipped),
+        )
+        report = ShardReport(
+            sharded_read.shard,
+            sharded_read.num_shards,
+            num_instances,
+            dict(self.skipped),
+            dict(self.dropped),
+            complete,
+        )
+
+        def log(merged: MergedSummary) -> None:
+            note = f" (merged from {merged.num_shards} shards"
+            if merged.incomplete_shards:
+                note += f"; shards {merged.incomplete_shards} stopped before their last line"
+            self._log_summary(
+                file_path, merged.instances, merged.skipped, merged.dropped, note + ")"
+            )
+
+        # Data-loader workers end with their shard: the last one merges. Distributed workers
+        # outlive it, and only the first writes to the console: it merges.
+        sharded_read.finish(
+            report, log, merger="last" if self.get_worker_info() is not None else "shard 0"
+        )
 
     def _decode_and_read(self, line: bytes, line_number: int) -> Optional[Instance]:
         try:
@@ -145,21 +232,25 @@ class TreeDatasetReader(DatasetReader):
         """Counts an intentionally dropped line (not an error) under ``reason``."""
         self.dropped[reason] += 1
 
-    def _log_summary(self, file_path: str, num_instances: int) -> None:
+    @staticmethod
+    def _log_summary(
+        file_path: str, num_instances: int, skipped: Counter, dropped: Counter, note: str = ""
+    ) -> None:
         def listing(counter: Counter) -> str:
             reasons = ", ".join(f"{reason}: {count}" for reason, count in counter.most_common())
             return f" ({reasons})" if reasons else ""
 
-        num_skipped = sum(self.skipped.values())
+        num_skipped = sum(skipped.values())
         logger.log(
             logging.WARNING if num_skipped else logging.INFO,
-            "%s: read %d instances; dropped %d%s; skipped %d malformed%s",
+            "%s: read %d instances; dropped %d%s; skipped %d malformed%s%s",
             file_path,
             num_instances,
-            sum(self.dropped.values()),
-            listing(self.dropped),
+            sum(dropped.values()),
+            listing(dropped),
             num_skipped,
-            listing(self.skipped),
+            listing(skipped),
+            note,
         )
 
     # --- sentences ----------------------------------------------------------------------
@@ -191,6 +282,11 @@ class TreeDatasetReader(DatasetReader):
             text = " ".join(words)
         if not text.strip():
             raise MalformedExampleError("empty sentence", f"{name} is empty")
+        try:
+            text.encode("utf-8")
+        except UnicodeEncodeError as error:
+            # JSON can escape a lone surrogate ("\ud800"), which is no character at all.
+            raise MalformedExampleError("invalid text", f"{name}: {error.reason}") from error
 
         tokens: List[str]
         transitions: Optional[List[int]]
@@ -253,6 +349,8 @@ def parse_json_object(line: str) -> Dict[str, Any]:
         example = json.loads(line)
     except json.JSONDecodeError as error:
         raise MalformedExampleError("bad JSON", str(error)) from error
+    except RecursionError as error:  # "[[[[..." nested deeper than Python's recursion limit
+        raise MalformedExampleError("bad JSON", "nested too deeply") from error
     if not isinstance(example, dict):
         kind = type(example).__name__
         raise MalformedExampleError("bad JSON", f"expected an object, got {kind}")
@@ -271,8 +369,15 @@ def string_field(
             continue
         if not isinstance(value, str):
             kind = type(value).__name__
-            raise MalformedExampleError("bad field", f"{key} is a {kind}, not a string")
+            raise MalformedExampleError(
+                "bad field", f"{key} must be a string, got {kind} {_shorten(value)}"
+            )
         return value
     if required:
         raise MalformedExampleError("missing field", " or ".join(keys))
     return None
+
+
+def _shorten(value: Any, limit: int = 40) -> str:
+    text = json.dumps(value, ensure_ascii=False, default=repr)
+    return text if len(text) <= limit else text[: limit - 3] + "..."

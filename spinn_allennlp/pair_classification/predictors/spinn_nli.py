@@ -1,11 +1,22 @@
+import json
 import logging
-from typing import Any, Dict, List
+from collections import defaultdict
+from typing import Any, Dict, List, Tuple
 
 from allennlp.common.util import JsonDict
 from allennlp.data import Instance
 from allennlp.predictors import Predictor
 
 logger = logging.getLogger(__name__)
+
+
+class UnreadableLine(dict):
+    """What :meth:`SpinnNliPredictor.load_line` returns for a line that is not JSON: the line
+    itself (``{"line": ...}``, so that `allennlp predict` can still print it) and why."""
+
+    def __init__(self, line: str, error: str) -> None:
+        super().__init__(line=line)
+        self.error = error
 
 
 @Predictor.register("spinn_nli")
@@ -17,11 +28,22 @@ class SpinnNliPredictor(Predictor):
 
     Without parses the tree comes from the model's own parser (full SPINN) or, for a model
     without one, the encoder's balanced default tree; `*_transitions_source` in the output says
-    which. A line that can't be used gives `{"error": ..., "input": ...}` for that line and the
-    run goes on.
+    which.
+
+    Every input gets exactly one output, in order. One that can't be used (a line that is not
+    JSON, a field of the wrong type, an empty sentence, a parse that doesn't match its text, or
+    anything the model fails on) gives `{"error": ..., "input": ...}` and the run goes on.
+    (`allennlp predict` itself skips blank lines before they reach the predictor.)
 
     Registered as a `Predictor` with name "spinn_nli".
     """
+
+    def load_line(self, line: str) -> JsonDict:
+        # AllenNLP's own load_line is json.loads: one truncated line would end the whole run.
+        try:
+            return json.loads(line)
+        except (ValueError, RecursionError) as error:  # JSONDecodeError is a ValueError
+            return UnreadableLine(line.rstrip("\r\n"), f"bad JSON: {error}")
 
     def _json_to_instance(self, json_dict: JsonDict) -> Instance:
         if not isinstance(json_dict, dict):
@@ -38,19 +60,61 @@ class SpinnNliPredictor(Predictor):
         good: List[int] = []
         instances: List[Instance] = []
         for position, json_dict in enumerate(inputs):
-            try:
-                instances.append(self._json_to_instance(json_dict))
+            if isinstance(json_dict, UnreadableLine):
+                logger.warning("input %d: %s", position, json_dict.error)
+                results[position] = {"error": json_dict.error, "input": json_dict["line"]}
+                continue
+            instance = _instance_or_error(self._json_to_instance, json_dict)
+            if isinstance(instance, Instance):
+                instances.append(instance)
                 good.append(position)
-            except (ValueError, TypeError, KeyError) as error:
-                logger.warning("skipped input %d: %s", position, error)
-                results[position] = {"error": str(error), "input": json_dict}
-        if instances:
-            for position, output in zip(good, self.predict_batch_instance(instances)):
-                results[position] = _trim(output)
+            else:
+                logger.warning("input %d: %s", position, instance)
+                results[position] = {"error": instance, "input": json_dict}
+        for position, output in zip(good, self._predict_all(instances)):
+            results[position] = output
+            if "error" in output:
+                output["input"] = inputs[position]
         return results
 
     def predict_instance(self, instance: Instance) -> JsonDict:
-        return _trim(super().predict_instance(instance))
+        return self._predict_all([instance])[0]
+
+    def _predict_all(self, instances: List[Instance]) -> List[JsonDict]:
+        """Outputs of a list of instances, batched by their fields (lines with parses have
+        transition fields, raw ones don't, and one batch needs one set of fields)."""
+        groups: Dict[Tuple[str, ...], List[int]] = defaultdict(list)
+        for position, instance in enumerate(instances):
+            groups[tuple(sorted(instance.fields))].append(position)
+        outputs: List[Any] = [None] * len(instances)
+        for positions in groups.values():
+            group = [instances[position] for position in positions]
+            for position, output in zip(positions, self._predict_batch(group)):
+                outputs[position] = output
+        return outputs
+
+    def _predict_batch(self, instances: List[Instance]) -> List[JsonDict]:
+        """Outputs of one batch; if the batch fails, each instance alone, so that only the
+        ones that fail by themselves get an error."""
+        try:
+            return [_trim(output) for output in self.predict_batch_instance(instances)]
+        except Exception as error:
+            if len(instances) == 1:
+                logger.exception("prediction failed")
+                return [{"error": f"prediction failed: {type(error).__name__}: {error}"}]
+            logger.warning("a batch of %d failed (%s); one at a time", len(instances), error)
+        return [self._predict_batch([instance])[0] for instance in instances]
+
+
+def _instance_or_error(make_instance, json_dict: JsonDict) -> Any:
+    """The instance, or the message saying why there is none."""
+    try:
+        return make_instance(json_dict)
+    except (ValueError, TypeError, KeyError) as error:
+        return str(error)
+    except Exception as error:  # not a foreseen kind of bad input: keep the traceback
+        logger.exception("unexpected error reading an input")
+        return f"unexpected {type(error).__name__}: {error}"
 
 
 def _trim(output: Dict[str, Any]) -> Dict[str, Any]:

@@ -148,7 +148,7 @@ MALFORMED_LINES = {
     10: ("malformed parse", "hypothesis parse: empty parse"),
     13: ("empty sentence", "premise is empty"),
     14: ("missing field", "sentence2_binary_parse or hypothesis_binary_parse"),
-    15: ("bad field", "sentence2 is a int"),
+    15: ("bad field", "sentence2 must be a string, got int"),
 }
 MALFORMED_GOOD_PAIR_IDS = [
     "3948003394.jpg#1r1n",

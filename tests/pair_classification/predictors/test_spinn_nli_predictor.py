@@ -65,7 +65,7 @@ def test_bad_lines_get_an_error_each_and_the_rest_go_on(predictor):
     assert set(errors) == {1, 2, 3, 4, 5}
     assert "hypothesis" in errors[1]
     assert "JSON object" in errors[2]
-    assert "premise is a int, not a string" in errors[3]
+    assert "premise must be a string, got int 42" in errors[3]
     assert "premise is empty" in errors[4]
     assert "malformed parse" in errors[5]
     for good in (0, 6):

@@ -1,0 +1,130 @@
+"""The plugin as someone else installs it: a wheel built from this checkout, installed into a
+fresh virtual environment made from the lock, used from a directory outside the repository."""
+
+import json
+import os
+import subprocess
+import sys
+import time
+
+import pytest
+
+from spinn_allennlp.testing import FIXTURES_ROOT, PROJECT_ROOT
+from spinn_allennlp.testing.configs import SNLI_SAMPLE, snli_small_overrides
+from spinn_allennlp.testing.hostile import RAW_PAIRS
+
+ARCHIVE = FIXTURES_ROOT / "pair_classification" / "archives" / "spinn_v0.1.0.tar.gz"
+# The interpreter `make setup` builds .venv from.
+PYTHON = os.environ.get("PYTHON", "python3")
+
+
+def run(*command, cwd, env=None, check=True, timeout=900):
+    environment = {**os.environ, "OMP_NUM_THREADS": "1", **(env or {})}
+    # Nothing of this checkout's environment may leak into the fresh one.
+    for name in ("VIRTUAL_ENV", "PYTHONPATH", "SNLI_TRAIN", "SNLI_DEV", "SNLI_TEST"):
+        if name not in (env or {}):
+            environment.pop(name, None)
+    result = subprocess.run(
+        [str(part) for part in command],
+        cwd=cwd,
+        env=environment,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+    )
+    if check and result.returncode != 0:
+        raise AssertionError(
+            f"{' '.join(map(str, command))} exited with {result.returncode}:\n"
+            + result.stdout[-3000:]
+            + result.stderr[-3000:]
+        )
+    return result
+
+
+@pytest.fixture(scope="module")
+def installed(tmp_path_factory):
+    """(venv python, a working directory outside the repository)."""
+    root = tmp_path_factory.mktemp("elsewhere")
+    start = time.perf_counter()
+    run(
+        sys.executable,
+        "-m",
+        "pip",
+        "wheel",
+        "--no-deps",
+        "--no-build-isolation",
+        "--disable-pip-version-check",
+        "-w",
+        root / "dist",
+        PROJECT_ROOT,
+        cwd=root,
+    )
+    (wheel,) = (root / "dist").glob("spinn_allennlp-*.whl")
+    built = time.perf_counter()
+    run(PYTHON, "-m", "venv", root / "venv", cwd=root)
+    python = root / "venv" / "bin" / "python"
+    # --no-compile: byte-compiling all of torch and transformers up front doubles the time;
+    # what is imported gets compiled on first use.
+    pip = (
+        python,
+        "-m",
+        "pip",
+        "install",
+        "--disable-pip-version-check",
+        "--no-deps",
+        "--no-compile",
+    )
+    run(*pip, "-r", PROJECT_ROOT / "requirements" / "lock.txt", cwd=root)
+    run(*pip, wheel, cwd=root)
+    installed = time.perf_counter()
+    print(f"wheel {built - start:.1f} s, venv from the lock + wheel {installed - built:.1f} s")
+    work = root / "work"
+    work.mkdir()
+    return python, work
+
+
+@pytest.mark.robustness
+def test_the_wheel_installs_and_runs_from_elsewhere(installed):
+    python, work = installed
+    # The package comes from the wheel, not this checkout.
+    where = run(python, "-c", "import spinn_allennlp; print(spinn_allennlp.__file__)", cwd=work)
+    assert "site-packages" in where.stdout and str(PROJECT_ROOT) not in where.stdout
+
+    result = run(
+        python, "-m", "allennlp", "test-install", "--include-package", "spinn_allennlp", cwd=work
+    )
+    assert "AllenNLP version 2.10.1 installed" in result.stdout + result.stderr
+
+    config = PROJECT_ROOT / "training_config" / "spinn.jsonnet"
+    small = {k: v for k, v in snli_small_overrides("spinn").items() if "data_path" not in k}
+    train = (python, "-m", "allennlp", "train", config, "--include-package", "spinn_allennlp")
+
+    # The configs' default data paths are relative to the repository root; from elsewhere the
+    # variables say where the data is (without them: an error naming them, tests/data/
+    # test_paths.py).
+    data = {"SNLI_TRAIN": str(SNLI_SAMPLE), "SNLI_DEV": str(SNLI_SAMPLE)}
+    run(*train, "-s", work / "model", "-o", json.dumps(small), cwd=work, env=data)
+    metrics = json.loads((work / "model" / "metrics.json").read_text())
+    assert 0.0 <= metrics["validation_accuracy"] <= 1.0
+
+    # The model archived by 0.1.0 loads and predicts from here too.
+    run(
+        python,
+        "-m",
+        "allennlp",
+        "predict",
+        ARCHIVE,
+        RAW_PAIRS,
+        "--output-file",
+        work / "predictions.jsonl",
+        "--silent",
+        "--include-package",
+        "spinn_allennlp",
+        cwd=work,
+    )
+    predictions = (work / "predictions.jsonl").read_text().splitlines()
+    expected = (FIXTURES_ROOT / "pair_classification" / "archives").glob("*.predictions.jsonl")
+    (expected_file,) = expected
+    assert [json.loads(p)["label"] for p in predictions] == [
+        json.loads(p)["label"] for p in expected_file.read_text().splitlines()
+    ]
