@@ -235,7 +235,9 @@ def test_spacy_api_parses_including_unseen_characters(trained):
         tree = T(sent._.parse_string)
         assert tree.leaves() == [token.text.replace("(", "-LRB-").replace(")", "-RRB-")
                                  for token in sent]
-        assert sent._.constituents is not None
+        constituents = list(sent._.constituents)
+        assert (constituents[0].start, constituents[0].end) == (sent.start, sent.end)
+        assert all(sent.start <= c.start < c.end <= sent.end for c in constituents)
 
 
 def test_too_long_sentence_raises(trained):
