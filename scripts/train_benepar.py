@@ -12,6 +12,7 @@ also occur in the training data are left out of dev unless --keep-dev-overlap.
 Hyperparameters: the common ones have flags; any other ChartParser hparam or TrainSettings field
 can be given as --set KEY=VALUE (see spinn_allennlp/data/benepar_training.py).
 """
+
 import argparse
 import dataclasses
 import importlib.metadata
@@ -22,15 +23,25 @@ import sys
 import time
 from pathlib import Path
 
+import benepar  # noqa: F401  (its version goes into the metrics)
+import torch
+
+from spinn_allennlp.data import benepar_training as bt
+
 
 def parse_args(argv=None):
-    p = argparse.ArgumentParser(description=__doc__,
-                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    p = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     p.add_argument("--train", nargs="+", required=True, help="SNLI JSONL(.gz) file(s)")
     p.add_argument("--dev", nargs="+", required=True, help="SNLI JSONL(.gz) file(s)")
     p.add_argument("--out", required=True, help="model file to write (.pt)")
-    p.add_argument("--max-minutes", type=float, default=0.0,
-                   help="wall-clock budget of the training loop (0 = none)")
+    p.add_argument(
+        "--max-minutes",
+        type=float,
+        default=0.0,
+        help="wall-clock budget of the training loop (0 = none)",
+    )
     p.add_argument("--max-steps", type=int, default=0)
     p.add_argument("--threads", type=int, default=1, help="torch/OpenMP threads")
     p.add_argument("--tiny", action="store_true", help="a tiny model (smoke tests)")
@@ -45,10 +56,19 @@ def parse_args(argv=None):
     p.add_argument("--batch-size", type=int)
     p.add_argument("--warmup-steps", type=int)
     p.add_argument("--clip-grad-norm", type=float)
-    p.add_argument("--dev-eval-size", type=int, default=3000,
-                   help="dev sentences used for the periodic checks (0 = all)")
-    p.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
-                   help="any other hparam or training setting")
+    p.add_argument(
+        "--dev-eval-size",
+        type=int,
+        default=3000,
+        help="dev sentences used for the periodic checks (0 = all)",
+    )
+    p.add_argument(
+        "--set",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="any other hparam or training setting",
+    )
     p.add_argument("--float32", action="store_true", help="store float32 weights")
     p.add_argument("--keep-dev-overlap", action="store_true")
     p.add_argument("--log-every", type=int, default=20)
@@ -70,25 +90,34 @@ def main(argv=None) -> int:
     for var in ("OMP_NUM_THREADS", "MKL_NUM_THREADS"):
         os.environ[var] = str(args.threads)
 
-    import torch
     torch.set_num_threads(args.threads)
     try:
         torch.set_num_interop_threads(args.threads)
     except RuntimeError:
         pass
-    import benepar  # noqa: F401  (version below)
-    from spinn_allennlp.data import benepar_training as bt
-
     hparams = dict(bt.TINY_HPARAMS if args.tiny else bt.DEFAULT_HPARAMS)
-    settings = bt.TrainSettings(seed=args.seed, max_minutes=args.max_minutes,
-                                max_steps=args.max_steps, dev_eval_size=args.dev_eval_size)
-    named = {"d_model": args.d_model, "num_layers": args.num_layers,
-             "num_heads": args.num_heads, "d_kv": args.d_kv, "d_ff": args.d_ff}
+    settings = bt.TrainSettings(
+        seed=args.seed,
+        max_minutes=args.max_minutes,
+        max_steps=args.max_steps,
+        dev_eval_size=args.dev_eval_size,
+    )
+    named = {
+        "d_model": args.d_model,
+        "num_layers": args.num_layers,
+        "num_heads": args.num_heads,
+        "d_kv": args.d_kv,
+        "d_ff": args.d_ff,
+    }
     hparams.update({k: v for k, v in named.items() if v is not None})
     if args.no_predict_tags:
         hparams["predict_tags"] = False
-    named = {"learning_rate": args.lr, "batch_size": args.batch_size,
-             "warmup_steps": args.warmup_steps, "clip_grad_norm": args.clip_grad_norm}
+    named = {
+        "learning_rate": args.lr,
+        "batch_size": args.batch_size,
+        "warmup_steps": args.warmup_steps,
+        "clip_grad_norm": args.clip_grad_norm,
+    }
     settings = dataclasses.replace(settings, **{k: v for k, v in named.items() if v is not None})
     for item in args.set:
         key, _, value = item.partition("=")
@@ -96,8 +125,7 @@ def main(argv=None) -> int:
         if key in hparams:
             hparams[key] = coerce(value, hparams[key])
         elif key in {f.name for f in dataclasses.fields(settings)}:
-            settings = dataclasses.replace(
-                settings, **{key: coerce(value, getattr(settings, key))})
+            settings = dataclasses.replace(settings, **{key: coerce(value, getattr(settings, key))})
         else:
             sys.exit(f"unknown setting {key!r}")
 
@@ -109,8 +137,11 @@ def main(argv=None) -> int:
         seen = {tuple(t.leaves()) for t in train_trees}
         kept = [t for t in dev_trees if tuple(t.leaves()) not in seen]
         overlap, dev_trees = len(dev_trees) - len(kept), kept
-    print(f"{len(train_trees)} distinct training sentences, {len(dev_trees)} dev sentences "
-          f"({overlap} also in train dropped)", flush=True)
+    print(
+        f"{len(train_trees)} distinct training sentences, {len(dev_trees)} dev sentences "
+        f"({overlap} also in train dropped)",
+        flush=True,
+    )
     print("hparams:", json.dumps(hparams, sort_keys=True), flush=True)
     print("settings:", json.dumps(dataclasses.asdict(settings), sort_keys=True), flush=True)
 
@@ -120,10 +151,16 @@ def main(argv=None) -> int:
         size = bt.save_parser(parser, out, half=not args.float32)
         print(f"  saved {out} ({size / 1e6:.2f} MB)", flush=True)
 
-    result = bt.train_parser(train_trees, dev_trees, hparams=hparams, settings=settings,
-                             log=lambda s: print(s, flush=True), log_every=args.log_every,
-                             on_new_best=save_best)
-    if result.best_dev is None:   # no dev checks happened: keep the last weights
+    result = bt.train_parser(
+        train_trees,
+        dev_trees,
+        hparams=hparams,
+        settings=settings,
+        log=lambda s: print(s, flush=True),
+        log_every=args.log_every,
+        on_new_best=save_best,
+    )
+    if result.best_dev is None:  # no dev checks happened: keep the last weights
         save_best(result.parser, None)
 
     # Score the file itself, loaded as benepar.Parser loads it, on all dev sentences.
@@ -136,8 +173,10 @@ def main(argv=None) -> int:
     size = out.stat().st_size
     params = bt.count_parameters(reloaded)
     print(f"final dev (all {len(dev_examples)} sentences, saved model): {final}")
-    print(f"dev labeled F1 {100 * final.f1:.2f}  params {params:,}  file {size / 1e6:.2f} MB  "
-          f"train {result.train_seconds / 60:.1f} min  total {total_seconds / 60:.1f} min")
+    print(
+        f"dev labeled F1 {100 * final.f1:.2f}  params {params:,}  file {size / 1e6:.2f} MB  "
+        f"train {result.train_seconds / 60:.1f} min  total {total_seconds / 60:.1f} min"
+    )
 
     metrics = {
         "dev": final.as_dict(),
@@ -159,8 +198,11 @@ def main(argv=None) -> int:
         "settings": dataclasses.asdict(settings),
         "history": result.history,
         "command": " ".join([Path(sys.executable).name] + sys.argv),
-        "versions": {"python": platform.python_version(), "torch": torch.__version__,
-                     "benepar": importlib.metadata.version("benepar")},
+        "versions": {
+            "python": platform.python_version(),
+            "torch": torch.__version__,
+            "benepar": importlib.metadata.version("benepar"),
+        },
     }
     metrics_path = out.with_suffix(".metrics.json")
     metrics_path.write_text(json.dumps(metrics, indent=1) + "\n")

@@ -51,7 +51,8 @@ for base, name in [(Seq2VecEncoder, "spinn"), (DatasetReader, "snli_transitions"
                    (Model, "spinn_nli"), (Predictor, "spinn_nli"), (Tokenizer, "ptb_spacy"),
                    (LearningRateScheduler, "step_decay_per_batch"), (Metric, "share"),
                    (Metric, "parse_metrics"), (TreeSource, "balanced"),
-                   (TreeSource, "left_branching"), (TreeSource, "right_branching")]:
+                   (TreeSource, "left_branching"), (TreeSource, "right_branching"),
+                   (TreeSource, "gold"), (TreeSource, "benepar"), (TreeSource, "spinn")]:
     base.by_name(name)
 print("ok")
 """

@@ -35,6 +35,7 @@ Scoring (:func:`score_trees`) follows EVALB's ``COLLINS.prm`` conventions, reimp
 * precision/recall/F1 are micro-averaged over the corpus (sum of matches over sum of brackets);
   they are fractions in [0, 1], not percentages.
 """
+
 from __future__ import annotations
 
 import copy
@@ -51,7 +52,6 @@ from typing import Callable, Dict, Iterable, List, Optional, Sequence, Tuple, Un
 import nltk
 import numpy as np
 import torch
-
 from benepar import char_lstm, decode_chart, nkutil, parse_chart
 from benepar.parse_base import BaseInputExample
 from benepar.ptb_unescape import guess_space_after, ptb_unescape
@@ -107,26 +107,27 @@ TINY_HPARAMS: Dict[str, object] = {
 class TrainSettings:
     """Optimisation settings (kept out of the saved model's hparams)."""
 
-    batch_size: int = 64              # sentences per optimizer step
-    learning_rate: float = 1e-3       # peak Adam learning rate
-    warmup_steps: int = 160           # linear warm-up from 0 to learning_rate
-    clip_grad_norm: float = 10.0      # 0 disables clipping
+    batch_size: int = 64  # sentences per optimizer step
+    learning_rate: float = 1e-3  # peak Adam learning rate
+    warmup_steps: int = 160  # linear warm-up from 0 to learning_rate
+    clip_grad_norm: float = 10.0  # 0 disables clipping
     weight_decay: float = 0.0
-    checks_per_epoch: int = 2         # dev evaluations per pass over the training trees
-    decay_factor: float = 0.5         # LR multiplier when dev F1 stops improving ...
-    decay_patience: int = 3           # ... for this many consecutive checks
-    min_learning_rate: float = 1e-5   # stop once decays would go below this
+    checks_per_epoch: int = 2  # dev evaluations per pass over the training trees
+    decay_factor: float = 0.5  # LR multiplier when dev F1 stops improving ...
+    decay_patience: int = 3  # ... for this many consecutive checks
+    min_learning_rate: float = 1e-5  # stop once decays would go below this
     max_epochs: int = 1000
-    max_minutes: float = 0.0          # wall-clock budget for the training loop; 0 = none
-    max_steps: int = 0                # 0 = no limit
-    subbatch_max_tokens: int = 2000   # words per forward pass (longer batches are split)
-    dev_eval_size: int = 0            # sentences used for the periodic checks; 0 = all of dev
+    max_minutes: float = 0.0  # wall-clock budget for the training loop; 0 = none
+    max_steps: int = 0  # 0 = no limit
+    subbatch_max_tokens: int = 2000  # words per forward pass (longer batches are split)
+    dev_eval_size: int = 0  # sentences used for the periodic checks; 0 = all of dev
     seed: int = 1
 
 
 # --------------------------------------------------------------------------------------------
 # Trees and examples
 # --------------------------------------------------------------------------------------------
+
 
 def _open_lines(source: Union[str, Path, Iterable[str]]) -> Iterable[str]:
     if isinstance(source, (str, Path)):
@@ -166,11 +167,12 @@ def read_snli_trees(
     if isinstance(sources, (str, Path)):
         line_iters = [_open_lines(sources)]
     elif isinstance(sources, (list, tuple)) and all(
-            isinstance(s, Path) or (isinstance(s, str) and not s.lstrip().startswith("{"))
-            for s in sources):
-        line_iters = [_open_lines(s) for s in sources]   # several files
+        isinstance(s, Path) or (isinstance(s, str) and not s.lstrip().startswith("{"))
+        for s in sources
+    ):
+        line_iters = [_open_lines(s) for s in sources]  # several files
     else:
-        line_iters = [_open_lines(sources)]               # JSON lines themselves
+        line_iters = [_open_lines(sources)]  # type: ignore[arg-type]  # JSON lines themselves
     trees, seen = [], set()
     for lines in line_iters:
         for line in lines:
@@ -204,8 +206,12 @@ class TreeExample(BaseInputExample):
     @classmethod
     def from_tree(cls, tree: nltk.Tree) -> "TreeExample":
         leaves = tree.leaves()
-        return cls(words=ptb_unescape(leaves), space_after=guess_space_after(leaves),
-                   tree=tree, tagged=tree.pos())
+        return cls(
+            words=ptb_unescape(leaves),
+            space_after=guess_space_after(leaves),
+            tree=tree,
+            tagged=tree.pos(),
+        )
 
     def leaves(self):
         return [leaf for leaf, _ in self.pos()]
@@ -222,6 +228,7 @@ class TreeExample(BaseInputExample):
 # --------------------------------------------------------------------------------------------
 # Vocabularies and model
 # --------------------------------------------------------------------------------------------
+
 
 def build_vocabs(trees: Sequence[nltk.Tree]) -> Dict[str, dict]:
     """``tag_vocab``, ``label_vocab`` and ``char_vocab`` for ``ChartParser`` from training trees.
@@ -242,8 +249,10 @@ def build_vocabs(trees: Sequence[nltk.Tree]) -> Dict[str, dict]:
     }
 
 
-def build_parser(vocabs: Dict[str, dict], hparams: Optional[Dict[str, object]] = None,
-                 ) -> parse_chart.ChartParser:
+def build_parser(
+    vocabs: Dict[str, dict],
+    hparams: Optional[Dict[str, object]] = None,
+) -> parse_chart.ChartParser:
     """A fresh ``ChartParser``; ``hparams`` overrides entries of :data:`DEFAULT_HPARAMS`."""
     merged = dict(DEFAULT_HPARAMS)
     for key, value in (hparams or {}).items():
@@ -251,9 +260,11 @@ def build_parser(vocabs: Dict[str, dict], hparams: Optional[Dict[str, object]] =
             raise KeyError(f"unknown benepar hparam {key!r}")
         merged[key] = value
     if not (merged["use_chars_lstm"] and merged["use_encoder"]) or merged["use_pretrained"]:
-        raise ValueError("only use_chars_lstm=True, use_encoder=True, use_pretrained=False "
-                         "works without downloading a pretrained transformer")
-    if merged["d_model"] % 4 or merged["d_kv"] % 2:
+        raise ValueError(
+            "only use_chars_lstm=True, use_encoder=True, use_pretrained=False "
+            "works without downloading a pretrained transformer"
+        )
+    if int(merged["d_model"]) % 4 or int(merged["d_kv"]) % 2:  # type: ignore[call-overload]
         raise ValueError("d_model must be a multiple of 4 and d_kv even (partitioned halves)")
     return parse_chart.ChartParser(
         tag_vocab=vocabs["tag_vocab"],
@@ -267,16 +278,18 @@ def count_parameters(parser: torch.nn.Module) -> int:
     return sum(p.numel() for p in parser.parameters())
 
 
-def save_parser(parser: parse_chart.ChartParser, path: Union[str, Path],
-                half: bool = True) -> int:
+def save_parser(parser: parse_chart.ChartParser, path: Union[str, Path], half: bool = True) -> int:
     """Write ``{"config", "state_dict"}`` as benepar's single-file loader expects.
 
     With ``half``, floating-point tensors are stored as float16 (benepar's loader upcasts them
     when it copies them into the float32 model).  Returns the file size in bytes.
     """
     state_dict = {
-        name: (tensor.detach().cpu().half() if half and tensor.is_floating_point()
-               else tensor.detach().cpu()).clone()
+        name: (
+            tensor.detach().cpu().half()
+            if half and tensor.is_floating_point()
+            else tensor.detach().cpu()
+        ).clone()
         for name, tensor in parser.state_dict().items()
     }
     path = Path(path)
@@ -322,8 +335,8 @@ def labeled_brackets(tree: nltk.Tree, keep: Optional[Sequence[bool]] = None) -> 
     if keep is None:
         keep = [tag not in DELETED_TAGS for _, tag in tree.pos()]
     brackets: Counter = Counter()
-    position = 0   # index into all words
-    kept = 0       # index into kept words
+    position = 0  # index into all words
+    kept = 0  # index into kept words
 
     def visit(node) -> None:
         nonlocal position, kept
@@ -350,8 +363,8 @@ class BracketScore:
     gold: int = 0
     predicted: int = 0
     sentences: int = 0
-    exact: int = 0            # sentences whose bracket multisets are identical
-    tags_correct: int = 0     # over non-deleted words
+    exact: int = 0  # sentences whose bracket multisets are identical
+    tags_correct: int = 0  # over non-deleted words
     tags_total: int = 0
 
     @property
@@ -380,36 +393,48 @@ class BracketScore:
         return self.tags_correct / self.tags_total if self.tags_total else 0.0
 
     def add(self, other: "BracketScore") -> "BracketScore":
-        return BracketScore(*(a + b for a, b in zip(dataclasses.astuple(self),
-                                                     dataclasses.astuple(other))))
+        return BracketScore(
+            *(a + b for a, b in zip(dataclasses.astuple(self), dataclasses.astuple(other)))
+        )
 
     def as_dict(self) -> Dict[str, float]:
-        return {"precision": self.precision, "recall": self.recall, "f1": self.f1,
-                "exact_match": self.exact_match, "tag_accuracy": self.tag_accuracy,
-                **dataclasses.asdict(self)}
+        return {
+            "precision": self.precision,
+            "recall": self.recall,
+            "f1": self.f1,
+            "exact_match": self.exact_match,
+            "tag_accuracy": self.tag_accuracy,
+            **dataclasses.asdict(self),
+        }
 
     def __str__(self) -> str:
-        return (f"P={100 * self.precision:.2f} R={100 * self.recall:.2f} "
-                f"F1={100 * self.f1:.2f} exact={100 * self.exact_match:.2f} "
-                f"tags={100 * self.tag_accuracy:.2f} ({self.sentences} sentences)")
+        return (
+            f"P={100 * self.precision:.2f} R={100 * self.recall:.2f} "
+            f"F1={100 * self.f1:.2f} exact={100 * self.exact_match:.2f} "
+            f"tags={100 * self.tag_accuracy:.2f} ({self.sentences} sentences)"
+        )
 
 
 def score_tree(gold: nltk.Tree, predicted: nltk.Tree) -> BracketScore:
     gold_pos, predicted_pos = gold.pos(), predicted.pos()
     if [w for w, _ in gold_pos] != [w for w, _ in predicted_pos]:
-        raise ValueError(f"trees have different words: {gold.leaves()} vs "
-                         f"{predicted.leaves()}")
+        raise ValueError(f"trees have different words: {gold.leaves()} vs {predicted.leaves()}")
     keep = [tag not in DELETED_TAGS for _, tag in gold_pos]
     gold_brackets = labeled_brackets(gold, keep)
     predicted_brackets = labeled_brackets(predicted, keep)
     matched = sum((gold_brackets & predicted_brackets).values())
     n_gold, n_predicted = sum(gold_brackets.values()), sum(predicted_brackets.values())
     tags_total = sum(keep)
-    tags_correct = sum(k and g == p for k, (_, g), (_, p)
-                       in zip(keep, gold_pos, predicted_pos))
-    return BracketScore(matched=matched, gold=n_gold, predicted=n_predicted, sentences=1,
-                        exact=int(gold_brackets == predicted_brackets),
-                        tags_correct=tags_correct, tags_total=tags_total)
+    tags_correct = sum(k and g == p for k, (_, g), (_, p) in zip(keep, gold_pos, predicted_pos))
+    return BracketScore(
+        matched=matched,
+        gold=n_gold,
+        predicted=n_predicted,
+        sentences=1,
+        exact=int(gold_brackets == predicted_brackets),
+        tags_correct=tags_correct,
+        tags_total=tags_total,
+    )
 
 
 def score_trees(gold: Sequence[nltk.Tree], predicted: Sequence[nltk.Tree]) -> BracketScore:
@@ -422,11 +447,15 @@ def score_trees(gold: Sequence[nltk.Tree], predicted: Sequence[nltk.Tree]) -> Br
     return total
 
 
-def evaluate(parser: parse_chart.ChartParser, examples: Sequence[TreeExample],
-             subbatch_max_tokens: int = 2000) -> BracketScore:
+def evaluate(
+    parser: parse_chart.ChartParser,
+    examples: Sequence[TreeExample],
+    subbatch_max_tokens: int = 2000,
+) -> BracketScore:
     """Parse the examples' words (gold trees hidden) and score against the gold trees."""
-    predicted = parser.parse([example.without_tree() for example in examples],
-                             subbatch_max_tokens=subbatch_max_tokens)
+    predicted = parser.parse(
+        [example.without_tree() for example in examples], subbatch_max_tokens=subbatch_max_tokens
+    )
     return score_trees([example.tree for example in examples], predicted)
 
 
@@ -434,9 +463,10 @@ def evaluate(parser: parse_chart.ChartParser, examples: Sequence[TreeExample],
 # Training
 # --------------------------------------------------------------------------------------------
 
+
 @dataclasses.dataclass
 class TrainResult:
-    parser: parse_chart.ChartParser      # holds the best weights (by periodic dev F1)
+    parser: parse_chart.ChartParser  # holds the best weights (by periodic dev F1)
     best_dev: Optional[BracketScore]
     best_step: int
     steps: int
@@ -477,16 +507,20 @@ def train_parser(
     dev_examples = [TreeExample.from_tree(tree) for tree in dev_trees]
     if settings.dev_eval_size and len(dev_examples) > settings.dev_eval_size:
         chosen = np.random.default_rng(settings.seed + 1).choice(
-            len(dev_examples), settings.dev_eval_size, replace=False)
+            len(dev_examples), settings.dev_eval_size, replace=False
+        )
         dev_examples = [dev_examples[i] for i in sorted(chosen)]
 
     params = [p for p in parser.parameters() if p.requires_grad]
-    optimizer = torch.optim.Adam(params, lr=0.0, betas=(0.9, 0.98), eps=1e-9,
-                                 weight_decay=settings.weight_decay)
+    optimizer = torch.optim.Adam(
+        params, lr=0.0, betas=(0.9, 0.98), eps=1e-9, weight_decay=settings.weight_decay
+    )
     clip = settings.clip_grad_norm if settings.clip_grad_norm > 0 else math.inf
-    log(f"train {len(train_examples)} trees, dev checks on {len(dev_examples)} trees, "
+    log(
+        f"train {len(train_examples)} trees, dev checks on {len(dev_examples)} trees, "
         f"{count_parameters(parser):,} parameters, {len(vocabs['label_vocab'])} labels, "
-        f"{len(vocabs['tag_vocab'])} tags")
+        f"{len(vocabs['tag_vocab'])} tags"
+    )
 
     steps_per_epoch = math.ceil(len(train_examples) / settings.batch_size)
     check_every = max(1, round(steps_per_epoch / max(1, settings.checks_per_epoch)))
@@ -507,11 +541,20 @@ def train_parser(
         t0 = time.time()
         score = evaluate(parser, dev_examples, settings.subbatch_max_tokens)
         improved = best_dev is None or score.f1 > best_dev.f1
-        history.append({"step": step, "epoch": step / steps_per_epoch,
-                        "minutes": (time.time() - start) / 60, "lr": base_lr,
-                        "dev_f1": score.f1, "dev_tag_accuracy": score.tag_accuracy})
-        log(f"  dev step {step} epoch {step / steps_per_epoch:.2f}: {score} "
-            f"[{time.time() - t0:.0f}s]{' *best*' if improved else ''}")
+        history.append(
+            {
+                "step": step,
+                "epoch": step / steps_per_epoch,
+                "minutes": (time.time() - start) / 60,
+                "lr": base_lr,
+                "dev_f1": score.f1,
+                "dev_tag_accuracy": score.tag_accuracy,
+            }
+        )
+        log(
+            f"  dev step {step} epoch {step / steps_per_epoch:.2f}: {score} "
+            f"[{time.time() - t0:.0f}s]{' *best*' if improved else ''}"
+        )
         if improved:
             best_dev, best_step, bad_checks = score, step, 0
             best_state = {k: v.detach().clone() for k, v in parser.state_dict().items()}
@@ -535,14 +578,15 @@ def train_parser(
             break
         order = rng.permutation(len(train_examples))
         for first in range(0, len(order), settings.batch_size):
-            batch = [train_examples[i] for i in order[first:first + settings.batch_size]]
+            batch = [train_examples[i] for i in order[first : first + settings.batch_size]]
             lr = base_lr * min(1.0, (step + 1) / max(1, settings.warmup_steps))
             _set_lr(optimizer, lr)
             optimizer.zero_grad()
             parser.train()
             loss_value = 0.0
             for _, subbatch in parser.encode_and_collate_subbatches(
-                    batch, subbatch_max_tokens=settings.subbatch_max_tokens):
+                batch, subbatch_max_tokens=settings.subbatch_max_tokens
+            ):
                 loss = parser.compute_loss(subbatch)
                 value = loss.item()
                 loss_value += value
@@ -552,9 +596,11 @@ def train_parser(
             optimizer.step()
             step += 1
             if step % log_every == 0:
-                log(f"step {step} epoch {step / steps_per_epoch:.2f} loss {loss_value:.3f} "
+                log(
+                    f"step {step} epoch {step / steps_per_epoch:.2f} loss {loss_value:.3f} "
                     f"grad-norm {grad_norm:.2f} lr {lr:.2e} "
-                    f"{(time.time() - start) / 60:.1f} min")
+                    f"{(time.time() - start) / 60:.1f} min"
+                )
             if dev_examples and step % check_every == 0 and not check():
                 stop_reason = "min_learning_rate"
                 break
@@ -569,11 +615,19 @@ def train_parser(
     if dev_examples and (not history or history[-1]["step"] != step):
         check()
     train_seconds = time.time() - start
-    log(f"stopped ({stop_reason}) after {step} steps, {step / steps_per_epoch:.2f} epochs, "
-        f"{train_seconds / 60:.1f} min; best dev check at step {best_step}")
+    log(
+        f"stopped ({stop_reason}) after {step} steps, {step / steps_per_epoch:.2f} epochs, "
+        f"{train_seconds / 60:.1f} min; best dev check at step {best_step}"
+    )
     if best_state is not None:
         parser.load_state_dict(best_state)
     parser.eval()
-    return TrainResult(parser=parser, best_dev=best_dev, best_step=best_step, steps=step,
-                       epochs=step / steps_per_epoch, train_seconds=train_seconds,
-                       history=history)
+    return TrainResult(
+        parser=parser,
+        best_dev=best_dev,
+        best_step=best_step,
+        steps=step,
+        epochs=step / steps_per_epoch,
+        train_seconds=train_seconds,
+        history=history,
+    )

@@ -1,4 +1,5 @@
 """benepar model training on SNLI trees: reading, vocabularies, scorer, save/load, both APIs."""
+
 import gzip
 import json
 from pathlib import Path
@@ -9,6 +10,7 @@ import pytest
 import torch
 
 from spinn_allennlp.data import benepar_training as bt
+from spinn_allennlp.testing.benepar import tiny_benepar
 
 FIXTURE = Path(__file__).resolve().parents[2] / "fixtures" / "trees" / "snli_parses_sample.jsonl"
 
@@ -30,16 +32,9 @@ def trees():
 
 
 @pytest.fixture(scope="module")
-def trained(trees, tmp_path_factory):
+def trained():
     """A tiny parser trained for a few seconds on the fixture trees, saved as float16."""
-    torch.manual_seed(0)
-    settings = bt.TrainSettings(batch_size=8, learning_rate=2e-2, warmup_steps=5,
-                                max_steps=30, checks_per_epoch=1, decay_patience=100, seed=0)
-    result = bt.train_parser(trees, trees, hparams=bt.TINY_HPARAMS, settings=settings,
-                             log=lambda s: None)
-    path = tmp_path_factory.mktemp("benepar") / "tiny.pt"
-    bt.save_parser(result.parser, path)
-    return result, path
+    return tiny_benepar()
 
 
 # ------------------------------------------------------------------------------- reading
@@ -54,8 +49,10 @@ def test_reads_deduplicated_trees_rooted_in_top(trees):
     assert all(t.label() == "TOP" and len(t) == 1 for t in trees)
     # Leaves are SNLI's tokens (those of the binary parse), PTB-escaped.
     first = records[0]
-    assert trees[0].leaves() == first["sentence1_binary_parse"].replace("(", " ").replace(
-        ")", " ").split()
+    assert (
+        trees[0].leaves()
+        == first["sentence1_binary_parse"].replace("(", " ").replace(")", " ").split()
+    )
     assert str(trees[0]) == str(bt.prepare_tree(T(first["sentence1_parse"])))
 
 
@@ -65,7 +62,7 @@ def test_reads_lines_paths_and_gzip_alike(trees, tmp_path):
         handle.write(FIXTURE.read_text())
     from_lines = bt.read_snli_trees(FIXTURE.read_text().splitlines())
     from_gz = bt.read_snli_trees(str(gz))
-    from_two = bt.read_snli_trees([FIXTURE, gz])   # second file adds nothing new
+    from_two = bt.read_snli_trees([FIXTURE, gz])  # second file adds nothing new
     assert [str(t) for t in from_lines] == [str(t) for t in from_gz] == [str(t) for t in trees]
     assert len(from_two) == len(trees)
     assert len(bt.read_snli_trees(FIXTURE, dedupe=False)) == 60
@@ -78,7 +75,9 @@ def test_prepare_tree_relabels_root_or_adds_top():
 
 
 def test_example_unescapes_words():
-    tree = bt.prepare_tree(T("(ROOT (NP (NP (NN dog)) (PRN (-LRB- -LRB-) (NN pet) (-RRB- -RRB-))))"))
+    tree = bt.prepare_tree(
+        T("(ROOT (NP (NP (NN dog)) (PRN (-LRB- -LRB-) (NN pet) (-RRB- -RRB-))))")
+    )
     example = bt.TreeExample.from_tree(tree)
     assert example.words == ["dog", "(", "pet", ")"]
     assert example.leaves() == ["dog", "-LRB-", "pet", "-RRB-"]
@@ -107,8 +106,10 @@ def test_unknown_hparam_and_unsupported_combination_are_refused(trees):
 
 # ---------------------------------------------------------------------------------- scorer
 
-GOLD = ("(ROOT (S (NP (DT A) (NN man)) (VP (VBZ is) (VP (VBG sleeping) (PP (IN on) "
-        "(NP (DT a) (NN couch))))) (. .)))")
+GOLD = (
+    "(ROOT (S (NP (DT A) (NN man)) (VP (VBZ is) (VP (VBG sleeping) (PP (IN on) "
+    "(NP (DT a) (NN couch))))) (. .)))"
+)
 
 
 def test_identical_trees_score_one():
@@ -116,19 +117,23 @@ def test_identical_trees_score_one():
     assert (score.precision, score.recall, score.f1, score.exact_match) == (1.0, 1.0, 1.0, 1.0)
     # 6 brackets: S, NP, VP, VP, PP, NP (ROOT and part-of-speech nodes do not count).
     assert score.gold == score.predicted == score.matched == 6
-    assert score.tag_accuracy == 1.0 and score.tags_total == 7   # "." is not counted
+    assert score.tag_accuracy == 1.0 and score.tags_total == 7  # "." is not counted
 
 
 def test_known_partial_matches():
     # Inner VP covers only "sleeping": VP(3,7) is replaced by VP(3,4); 5 of 6 match.
-    wrong_vp = ("(TOP (S (NP (DT A) (NN man)) (VP (VBZ is) (VP (VBG sleeping)) (PP (IN on) "
-                "(NP (DT a) (NN couch)))) (. .)))")
+    wrong_vp = (
+        "(TOP (S (NP (DT A) (NN man)) (VP (VBZ is) (VP (VBG sleeping)) (PP (IN on) "
+        "(NP (DT a) (NN couch)))) (. .)))"
+    )
     score = bt.score_trees([T(GOLD)], [T(wrong_vp)])
     assert (score.matched, score.gold, score.predicted) == (5, 6, 6)
     assert score.f1 == pytest.approx(5 / 6)
     # Inner VP missing: precision 5/5, recall 5/6, F1 = 10/11.
-    flat = ("(TOP (S (NP (DT A) (NN man)) (VP (VBZ is) (VBG sleeping) (PP (IN on) "
-            "(NP (DT a) (NN couch)))) (. .)))")
+    flat = (
+        "(TOP (S (NP (DT A) (NN man)) (VP (VBZ is) (VBG sleeping) (PP (IN on) "
+        "(NP (DT a) (NN couch)))) (. .)))"
+    )
     score = bt.score_trees([T(GOLD)], [T(flat)])
     assert score.precision == 1.0 and score.recall == pytest.approx(5 / 6)
     assert score.f1 == pytest.approx(10 / 11) and score.exact_match == 0.0
@@ -139,8 +144,10 @@ def test_known_partial_matches():
 
 
 def test_punctuation_attachment_is_ignored():
-    inside = ("(TOP (S (NP (DT A) (NN man)) (VP (VBZ is) (VP (VBG sleeping) (PP (IN on) "
-              "(NP (DT a) (NN couch)))) (. .))))")
+    inside = (
+        "(TOP (S (NP (DT A) (NN man)) (VP (VBZ is) (VP (VBG sleeping) (PP (IN on) "
+        "(NP (DT a) (NN couch)))) (. .))))"
+    )
     assert bt.score_trees([T(GOLD)], [T(inside)]).f1 == 1.0
     # A bracket over punctuation only disappears.
     gold = T("(ROOT (S (NP (NNS Dogs)) (VP (VBP run)) (. .)))")
@@ -158,7 +165,7 @@ def test_punctuation_is_decided_by_gold_tags():
 def test_label_conventions():
     gold = T("(ROOT (S (NP-SBJ (PRP He)) (VP (VBZ sits) (PRT (RP down)))))")
     pred = T("(TOP (S (NP (PRP He)) (VP (VBZ sits) (ADVP (RP down)))))")
-    assert bt.score_trees([gold], [pred]).f1 == 1.0   # NP-SBJ = NP, PRT = ADVP
+    assert bt.score_trees([gold], [pred]).f1 == 1.0  # NP-SBJ = NP, PRT = ADVP
     wrong = T("(TOP (S (NP (PRP He)) (VP (VBZ sits) (PP (RP down)))))")
     assert bt.score_trees([gold], [wrong]).matched == 3
 
@@ -195,18 +202,33 @@ def test_saved_file_format_and_float16_round_trip(trained, trees):
     data = torch.load(path, map_location="cpu")
     assert set(data) == {"config", "state_dict"}
     assert set(data["config"]) == {"tag_vocab", "label_vocab", "char_vocab", "hparams"}
-    assert all(t.dtype == torch.float16 for t in data["state_dict"].values()
-               if t.is_floating_point())
+    assert all(
+        t.dtype == torch.float16 for t in data["state_dict"].values() if t.is_floating_point()
+    )
     loaded = bt.load_parser(path)
     assert all(p.dtype == torch.float32 for p in loaded.parameters())
     assert bt.count_parameters(loaded) == bt.count_parameters(result.parser)
     examples = [bt.TreeExample.from_tree(t) for t in trees]
     assert bt.evaluate(loaded, examples).f1 == pytest.approx(
-        bt.evaluate(result.parser, examples).f1, abs=0.02)
+        bt.evaluate(result.parser, examples).f1, abs=0.02
+    )
 
 
-UNSEEN = ["Zoë", "naïve", "façade", "Straße", "東京", "😀", "—", "xqzvkwj", "McDONALD'S",
-          "(", "e-mail", "3.14", "#"]
+UNSEEN = [
+    "Zoë",
+    "naïve",
+    "façade",
+    "Straße",
+    "東京",
+    "😀",
+    "—",
+    "xqzvkwj",
+    "McDONALD'S",
+    "(",
+    "e-mail",
+    "3.14",
+    "#",
+]
 
 
 def test_nltk_api_parses_including_unseen_words_and_characters(trained):
@@ -233,8 +255,9 @@ def test_spacy_api_parses_including_unseen_characters(trained):
     assert len(sents) == 2
     for sent in sents:
         tree = T(sent._.parse_string)
-        assert tree.leaves() == [token.text.replace("(", "-LRB-").replace(")", "-RRB-")
-                                 for token in sent]
+        assert tree.leaves() == [
+            token.text.replace("(", "-LRB-").replace(")", "-RRB-") for token in sent
+        ]
         constituents = list(sent._.constituents)
         assert (constituents[0].start, constituents[0].end) == (sent.start, sent.end)
         assert all(sent.start <= c.start < c.end <= sent.end for c in constituents)
@@ -251,17 +274,38 @@ def test_too_long_sentence_raises(trained):
 
 def test_cli_writes_model_and_metrics(tmp_path):
     import importlib.util
+
     script = Path(__file__).resolve().parents[2] / "scripts" / "train_benepar.py"
     spec = importlib.util.spec_from_file_location("train_benepar", script)
     cli = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(cli)
     out = tmp_path / "m.pt"
     try:
-        assert cli.main(["--train", str(FIXTURE), "--dev", str(FIXTURE), "--out", str(out),
-                         "--tiny", "--max-steps", "3", "--threads", "1", "--keep-dev-overlap",
-                         "--set", "batch_size=16", "--lr", "0.002"]) == 0
+        assert (
+            cli.main(
+                [
+                    "--train",
+                    str(FIXTURE),
+                    "--dev",
+                    str(FIXTURE),
+                    "--out",
+                    str(out),
+                    "--tiny",
+                    "--max-steps",
+                    "3",
+                    "--threads",
+                    "1",
+                    "--keep-dev-overlap",
+                    "--set",
+                    "batch_size=16",
+                    "--lr",
+                    "0.002",
+                ]
+            )
+            == 0
+        )
     finally:
-        torch.set_num_threads(1)   # main() set it; the module fixture restores the original
+        torch.set_num_threads(1)  # main() set it; the module fixture restores the original
     metrics = json.loads(out.with_suffix(".metrics.json").read_text())
     assert metrics["steps"] == 3 and metrics["dev_sentences"] == 40
     assert metrics["settings"]["batch_size"] == 16

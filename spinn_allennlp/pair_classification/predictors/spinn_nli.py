@@ -1,9 +1,15 @@
 import logging
-from typing import Any, Dict, List
+from typing import Any, Dict, List, Optional, Union
 
+from allennlp.common import Params
+from allennlp.common.checks import ConfigurationError
 from allennlp.common.util import JsonDict
-from allennlp.data import Instance
+from allennlp.data import DatasetReader, Instance
+from allennlp.models import Model
 from allennlp.predictors import Predictor
+
+from spinn_allennlp.data.dataset_readers import TreeDatasetReader
+from spinn_allennlp.data.tree_sources import TreeSource
 
 logger = logging.getLogger(__name__)
 
@@ -15,13 +21,44 @@ class SpinnNliPredictor(Predictor):
     `sentence2` and optionally `sentence1_binary_parse`/`sentence2_binary_parse` (any field the
     `snli_transitions` reader accepts; `gold_label` is ignored).
 
-    Without parses the tree comes from the model's own parser (full SPINN) or, for a model
-    without one, the encoder's balanced default tree; `*_transitions_source` in the output says
-    which. A line that can't be used gives `{"error": ..., "input": ...}` for that line and the
-    run goes on.
+    Without parses the trees come from the reader's tree source: the one the archive was
+    trained with (its config's `dataset_reader.tree_source`), unless overridden with
+    `--overrides '{"dataset_reader.tree_source": {"type": "benepar"}}'` or this predictor's
+    `tree_source` (`--predictor-args '{"tree_source": "benepar"}'`). Without a tree source the
+    model decides: its own parser (full SPINN) or, for a model without one, the encoder's
+    balanced default tree. `*_transitions_source` in the output says which made each tree. A line
+    that can't be used (including a sentence the tree source has no tree for) gives
+    `{"error": ..., "input": ...}` for that line and the run goes on.
 
     Registered as a `Predictor` with name "spinn_nli".
+
+    # Parameters
+
+    model : `Model`
+    dataset_reader : `DatasetReader`
+        A `TreeDatasetReader` (`snli_transitions`) when `tree_source` is given.
+    frozen : `bool`, optional (default = `True`)
+    tree_source : `Union[str, Dict[str, Any], TreeSource]`, optional (default = `None`)
+        Replaces the reader's tree source: a registered name (`"benepar"`, `"balanced"`, ...),
+        its parameters (`{"type": "spinn", "archive": "out/spinn/model.tar.gz"}`), a
+        `TreeSource`, or `"none"` for no tree source (the model decides). `None` keeps the
+        archive's.
     """
+
+    def __init__(
+        self,
+        model: Model,
+        dataset_reader: DatasetReader,
+        frozen: bool = True,
+        tree_source: Optional[Union[str, Dict[str, Any], TreeSource]] = None,
+    ) -> None:
+        super().__init__(model, dataset_reader, frozen)
+        if tree_source is not None:
+            if not isinstance(dataset_reader, TreeDatasetReader):
+                raise ConfigurationError(
+                    f"tree_source needs a reader with trees, not {type(dataset_reader).__name__}"
+                )
+            dataset_reader.tree_source = tree_source_from(tree_source)
 
     def _json_to_instance(self, json_dict: JsonDict) -> Instance:
         if not isinstance(json_dict, dict):
@@ -58,3 +95,15 @@ def _trim(output: Dict[str, Any]) -> Dict[str, Any]:
     for key in ("metadata", "premise_transitions", "hypothesis_transitions"):
         output.pop(key, None)
     return output
+
+
+def tree_source_from(
+    tree_source: Union[str, Dict[str, Any], TreeSource],
+) -> Optional[TreeSource]:
+    """A tree source from a registered name, its parameters or itself; None for "none"."""
+    if isinstance(tree_source, TreeSource):
+        return tree_source
+    if tree_source == "none":
+        return None
+    params = {"type": tree_source} if isinstance(tree_source, str) else dict(tree_source)
+    return TreeSource.from_params(Params(params))
