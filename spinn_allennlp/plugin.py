@@ -9,8 +9,11 @@ module, so `spinn_allennlp.core` and `spinn_allennlp.testing` load with torch al
 from spinn_allennlp.data.tokenizers import PtbSpacyTokenizer
 from spinn_allennlp.data.tree_sources import (
     BalancedTrees,
+    BeneparTrees,
+    GoldTrees,
     LeftBranchingTrees,
     RightBranchingTrees,
+    SpinnParserTrees,
     TreeSource,
 )
 from spinn_allennlp.modules import SpinnEncoder, SpinnTreeNodeEncoder, TreeNodeEncoder
@@ -30,6 +33,9 @@ __all__ = [
     "BalancedTrees",
     "LeftBranchingTrees",
     "RightBranchingTrees",
+    "GoldTrees",
+    "BeneparTrees",
+    "SpinnParserTrees",
     "SpinnEncoder",
     "TreeNodeEncoder",
     "SpinnTreeNodeEncoder",

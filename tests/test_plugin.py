@@ -53,7 +53,8 @@ for base, name in [(Seq2VecEncoder, "spinn"), (DatasetReader, "snli_transitions"
                    (LearningRateScheduler, "step_decay_per_batch"), (Metric, "share"),
                    (Metric, "parse_metrics"), (TreeSource, "balanced"),
                    (TrainerCallback, "restore_random_state"),
-                   (TreeSource, "left_branching"), (TreeSource, "right_branching")]:
+                   (TreeSource, "left_branching"), (TreeSource, "right_branching"),
+                   (TreeSource, "gold"), (TreeSource, "benepar"), (TreeSource, "spinn")]:
     base.by_name(name)
 print("ok")
 """

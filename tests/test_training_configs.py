@@ -1,9 +1,13 @@
 """Every shipped config parses, and the paths the project is known by stay equal to the
 task-folder configs."""
 
+from pathlib import Path
+
 import pytest
 from allennlp.common import Params
+from allennlp.data import DatasetReader
 
+from spinn_allennlp.data.tree_sources import BeneparTrees, resolve_benepar_model
 from spinn_allennlp.testing import CONFIGS_ROOT
 
 VARIANTS = ["lstm", "spinn_pi_nt", "spinn_pi", "spinn"]
@@ -29,3 +33,19 @@ def test_no_config_pins_the_device(path):
     override), not hard-coded in a shipped config."""
     params = Params.from_file(str(path)).as_dict()
     assert "cuda_device" not in params["trainer"]
+
+
+@pytest.mark.parametrize(
+    "variant, benepar",
+    [("spinn_pi_nt", True), ("spinn_pi", True), ("lstm", False), ("spinn", False)],
+)
+def test_raw_text_trees_of_the_snli_configs(variant, benepar):
+    """The models without a parser get our benepar model's trees for raw text (the committed
+    file); the full SPINN parses raw text itself."""
+    params = Params.from_file(str(CONFIGS_ROOT / "pair_classification" / f"{variant}.jsonnet"))
+    reader = DatasetReader.from_params(params["dataset_reader"])
+    if benepar:
+        assert isinstance(reader.tree_source, BeneparTrees)
+        assert Path(resolve_benepar_model(reader.tree_source.model)).is_file()
+    else:
+        assert reader.tree_source is None

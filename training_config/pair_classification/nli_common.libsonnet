@@ -15,6 +15,10 @@
   hidden_dim: 300,
 
   dataset_reader: { type: "snli_transitions" },
+  // Trees for raw text at prediction time, for the models without a parser of their own: our
+  // benepar model (models/benepar_snli_1pct.pt; a path or "benepar_en3" work too). Lines with
+  // binary parses (all of SNLI) keep theirs, so training is unchanged.
+  reader_with_benepar: $.dataset_reader { tree_source: { type: "benepar", model: "benepar_snli_1pct" } },
   train_data_path: "${SNLI_TRAIN:-data/snli/snli_1.0_train_0.01.jsonl.gz}",
   validation_data_path: "${SNLI_DEV:-data/snli/snli_1.0_dev.jsonl.gz}",
   // No test_data_path: AllenNLP loads it whenever it is given, evaluate_on_test or not. Test

@@ -1,7 +1,7 @@
 // SPINN-PI-NT (Table 2, column "SP-PI-NT"): parsed input, no tracking: exactly a TreeLSTM.
 local common = import "nli_common.libsonnet";
 {
-  dataset_reader: common.dataset_reader,
+  dataset_reader: common.reader_with_benepar,
   train_data_path: common.train_data_path,
   validation_data_path: common.validation_data_path,
   datasets_for_vocab_creation: common.datasets_for_vocab_creation,

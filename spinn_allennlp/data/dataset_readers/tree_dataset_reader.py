@@ -14,7 +14,6 @@ from allennlp.data import DatasetReader, Instance, Token, Tokenizer
 from spinn_allennlp.core.transitions import (
     MalformedParseError,
     crop_pad_left,
-    is_valid,
     parse_to_transitions,
 )
 from spinn_allennlp.data.dataset_readers.shard_summaries import (
@@ -25,7 +24,7 @@ from spinn_allennlp.data.dataset_readers.shard_summaries import (
 from spinn_allennlp.data.paths import resolve_data_path
 from spinn_allennlp.data.ptb import tokens_match_text
 from spinn_allennlp.data.tokenizers import PtbSpacyTokenizer
-from spinn_allennlp.data.tree_sources import TreeSource
+from spinn_allennlp.data.tree_sources import TreeSource, TreeSourceError
 
 logger = logging.getLogger(__name__)
 
@@ -83,8 +82,11 @@ class TreeDatasetReader(DatasetReader):
         reading a file; `text_to_instance` does not apply it (a predictor should answer).
     lowercase : `bool`, optional (default = `False`)
     tree_source : `TreeSource`, optional (default = `None`)
-        Where the tree of a sentence without a binary parse comes from (e.g. `"balanced"`);
-        `None`: such sentences get no transitions (the model decides).
+        Where the tree of a sentence without a binary parse comes from (`"balanced"`,
+        `"benepar"`, `"spinn"`, ...); a sentence it has no tree for skips the line (counted
+        under the tree source's reason). `None`: such sentences get no transitions (the model
+        decides: its own parser, or the encoder's default tree). Sentences with a binary parse
+        always keep it.
     **kwargs
         Passed to `DatasetReader` (`max_instances`, ...).
     """
@@ -266,7 +268,7 @@ class TreeDatasetReader(DatasetReader):
         token list taken as it is; the transitions come from ``tree_source``, or are None
         without one. ``name`` names the sentence in errors. Raises
         :class:`MalformedExampleError` for an empty sentence, a malformed parse, a parse that
-        doesn't match, or an invalid tree from the tree source.
+        doesn't match, or a sentence the tree source has no (valid) tree for.
         """
         words: List[str] = []
         if isinstance(sentence, str):
@@ -314,13 +316,10 @@ class TreeDatasetReader(DatasetReader):
     def _transitions_from_source(self, name: str, tokens: List[str]) -> Optional[List[int]]:
         if self.tree_source is None:
             return None
-        transitions = list(self.tree_source.transitions(tokens))
-        if not is_valid(transitions, len(tokens)):
-            raise MalformedExampleError(
-                "invalid tree from the tree source",
-                f"{self.tree_source.name} gave {transitions} for {name} of {len(tokens)} tokens",
-            )
-        return transitions
+        result = self.tree_source.transitions_or_errors([tokens])[0]
+        if isinstance(result, TreeSourceError):
+            raise MalformedExampleError(result.reason, f"{result} (the {name})")
+        return result
 
     def check_length(self, name: str, tokens: Sequence[str]) -> None:
         """Raises :class:`MalformedExampleError` ("too long") beyond ``max_length``."""

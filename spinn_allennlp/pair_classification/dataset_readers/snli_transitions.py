@@ -35,14 +35,14 @@ class SnliTransitionsReader(TreeDatasetReader):
     `sentence1_binary_parse`/`sentence2_binary_parse` (or `premise_binary_parse`/
     `hypothesis_binary_parse`) the parse's words are the tokens and its brackets the
     transitions; without them the sentences are tokenized and the instance has no transitions
-    (the model builds its own trees). `gold_label` becomes `label`; pairs labelled "-" are
-    dropped and counted (`dropped["no gold label"]`). With a `tree_source`, sentences without
-    parses get that source's trees. Malformed lines are logged and counted
-    (see `TreeDatasetReader`).
+    (the model builds its own trees), unless a `tree_source` gives them trees. `gold_label`
+    becomes `label`; pairs labelled "-" are dropped and counted (`dropped["no gold label"]`).
+    Malformed lines, and lines with a sentence the tree source has no tree for, are logged and
+    counted (see `TreeDatasetReader`).
 
     Instance fields: `premise`, `hypothesis` (`TextField`), `premise_transitions`,
-    `hypothesis_transitions` (`TensorField`, padded with -1; with parses only), `label`
-    (`LabelField`; when labelled), `metadata` (`premise_tokens`, `hypothesis_tokens`,
+    `hypothesis_transitions` (`TensorField`, padded with -1; with parses or a tree source),
+    `label` (`LabelField`; when labelled), `metadata` (`premise_tokens`, `hypothesis_tokens`,
     `transitions_source`: "gold", the tree source's name, or "none"; `pairID` when given).
 
     Registered as a `DatasetReader` with name "snli_transitions".

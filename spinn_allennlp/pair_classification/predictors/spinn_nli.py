@@ -1,11 +1,17 @@
 import json
 import logging
 from collections import defaultdict
-from typing import Any, Dict, List, Tuple
+from typing import Any, Dict, List, Optional, Tuple, Union
 
+from allennlp.common import Params
+from allennlp.common.checks import ConfigurationError
 from allennlp.common.util import JsonDict
-from allennlp.data import Instance
+from allennlp.data import DatasetReader, Instance
+from allennlp.models import Model
 from allennlp.predictors import Predictor
+
+from spinn_allennlp.data.dataset_readers import TreeDatasetReader
+from spinn_allennlp.data.tree_sources import TreeSource
 
 logger = logging.getLogger(__name__)
 
@@ -26,9 +32,12 @@ class SpinnNliPredictor(Predictor):
     `sentence2` and optionally `sentence1_binary_parse`/`sentence2_binary_parse` (any field the
     `snli_transitions` reader accepts; `gold_label` is ignored).
 
-    Without parses the tree comes from the model's own parser (full SPINN) or, for a model
-    without one, the encoder's balanced default tree; `*_transitions_source` in the output says
-    which.
+    Without parses the trees come from the reader's tree source: the one the archive was
+    trained with (its config's `dataset_reader.tree_source`), unless overridden with
+    `--overrides '{"dataset_reader.tree_source": {"type": "benepar"}}'` or this predictor's
+    `tree_source` (`--predictor-args '{"tree_source": "benepar"}'`). Without a tree source the
+    model decides: its own parser (full SPINN) or, for a model without one, the encoder's
+    balanced default tree. `*_transitions_source` in the output says which made each tree.
 
     Every input gets exactly one output, in order. One that can't be used (a line that is not
     JSON, a field of the wrong type, an empty sentence, a parse that doesn't match its text, or
@@ -36,7 +45,34 @@ class SpinnNliPredictor(Predictor):
     (`allennlp predict` itself skips blank lines before they reach the predictor.)
 
     Registered as a `Predictor` with name "spinn_nli".
+
+    # Parameters
+
+    model : `Model`
+    dataset_reader : `DatasetReader`
+        A `TreeDatasetReader` (`snli_transitions`) when `tree_source` is given.
+    frozen : `bool`, optional (default = `True`)
+    tree_source : `Union[str, Dict[str, Any], TreeSource]`, optional (default = `None`)
+        Replaces the reader's tree source: a registered name (`"benepar"`, `"balanced"`, ...),
+        its parameters (`{"type": "spinn", "archive": "out/spinn/model.tar.gz"}`), a
+        `TreeSource`, or `"none"` for no tree source (the model decides). `None` keeps the
+        archive's.
     """
+
+    def __init__(
+        self,
+        model: Model,
+        dataset_reader: DatasetReader,
+        frozen: bool = True,
+        tree_source: Optional[Union[str, Dict[str, Any], TreeSource]] = None,
+    ) -> None:
+        super().__init__(model, dataset_reader, frozen)
+        if tree_source is not None:
+            if not isinstance(dataset_reader, TreeDatasetReader):
+                raise ConfigurationError(
+                    f"tree_source needs a reader with trees, not {type(dataset_reader).__name__}"
+                )
+            dataset_reader.tree_source = tree_source_from(tree_source)
 
     def load_line(self, line: str) -> JsonDict:
         # AllenNLP's own load_line is json.loads: one truncated line would end the whole run.
@@ -122,3 +158,15 @@ def _trim(output: Dict[str, Any]) -> Dict[str, Any]:
     for key in ("metadata", "premise_transitions", "hypothesis_transitions"):
         output.pop(key, None)
     return output
+
+
+def tree_source_from(
+    tree_source: Union[str, Dict[str, Any], TreeSource],
+) -> Optional[TreeSource]:
+    """A tree source from a registered name, its parameters or itself; None for "none"."""
+    if isinstance(tree_source, TreeSource):
+        return tree_source
+    if tree_source == "none":
+        return None
+    params = {"type": tree_source} if isinstance(tree_source, str) else dict(tree_source)
+    return TreeSource.from_params(Params(params))

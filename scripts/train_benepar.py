@@ -1,0 +1,214 @@
+"""Train a benepar constituency parser on SNLI's labeled trees (no pretrained transformer).
+
+    .venv/bin/python scripts/train_benepar.py \\
+        --train data/snli/snli_1.0_train_0.01.jsonl.gz --dev data/snli/snli_1.0_dev.jsonl.gz \\
+        --out models/benepar_snli_1pct.pt --max-minutes 90 --threads 1
+
+The best model by the periodic dev checks is written to --out as soon as it is found (float16
+weights unless --float32) and, at the end, scored on the whole dev set after reloading it the
+way benepar.Parser does.  Metrics go to <out without .pt>.metrics.json.  Dev sentences that
+also occur in the training data are left out of dev unless --keep-dev-overlap.
+
+Hyperparameters: the common ones have flags; any other ChartParser hparam or TrainSettings field
+can be given as --set KEY=VALUE (see spinn_allennlp/data/benepar_training.py).
+"""
+
+import argparse
+import dataclasses
+import importlib.metadata
+import json
+import os
+import platform
+import sys
+import time
+from pathlib import Path
+
+import benepar  # noqa: F401  (its version goes into the metrics)
+import torch
+
+from spinn_allennlp.data import benepar_training as bt
+
+
+def parse_args(argv=None):
+    p = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    p.add_argument("--train", nargs="+", required=True, help="SNLI JSONL(.gz) file(s)")
+    p.add_argument("--dev", nargs="+", required=True, help="SNLI JSONL(.gz) file(s)")
+    p.add_argument("--out", required=True, help="model file to write (.pt)")
+    p.add_argument(
+        "--max-minutes",
+        type=float,
+        default=0.0,
+        help="wall-clock budget of the training loop (0 = none)",
+    )
+    p.add_argument("--max-steps", type=int, default=0)
+    p.add_argument("--threads", type=int, default=1, help="torch/OpenMP threads")
+    p.add_argument("--tiny", action="store_true", help="a tiny model (smoke tests)")
+    p.add_argument("--seed", type=int, default=1)
+    p.add_argument("--d-model", type=int)
+    p.add_argument("--num-layers", type=int)
+    p.add_argument("--num-heads", type=int)
+    p.add_argument("--d-kv", type=int)
+    p.add_argument("--d-ff", type=int)
+    p.add_argument("--no-predict-tags", action="store_true")
+    p.add_argument("--lr", type=float, help="peak learning rate")
+    p.add_argument("--batch-size", type=int)
+    p.add_argument("--warmup-steps", type=int)
+    p.add_argument("--clip-grad-norm", type=float)
+    p.add_argument(
+        "--dev-eval-size",
+        type=int,
+        default=3000,
+        help="dev sentences used for the periodic checks (0 = all)",
+    )
+    p.add_argument(
+        "--set",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="any other hparam or training setting",
+    )
+    p.add_argument("--float32", action="store_true", help="store float32 weights")
+    p.add_argument("--keep-dev-overlap", action="store_true")
+    p.add_argument("--log-every", type=int, default=20)
+    return p.parse_args(argv)
+
+
+def coerce(value: str, like):
+    if isinstance(like, bool):
+        if value.lower() in ("1", "true", "yes"):
+            return True
+        if value.lower() in ("0", "false", "no"):
+            return False
+        raise ValueError(f"not a boolean: {value}")
+    return type(like)(value)
+
+
+def main(argv=None) -> int:
+    args = parse_args(argv)
+    for var in ("OMP_NUM_THREADS", "MKL_NUM_THREADS"):
+        os.environ[var] = str(args.threads)
+
+    torch.set_num_threads(args.threads)
+    try:
+        torch.set_num_interop_threads(args.threads)
+    except RuntimeError:
+        pass
+    hparams = dict(bt.TINY_HPARAMS if args.tiny else bt.DEFAULT_HPARAMS)
+    settings = bt.TrainSettings(
+        seed=args.seed,
+        max_minutes=args.max_minutes,
+        max_steps=args.max_steps,
+        dev_eval_size=args.dev_eval_size,
+    )
+    named = {
+        "d_model": args.d_model,
+        "num_layers": args.num_layers,
+        "num_heads": args.num_heads,
+        "d_kv": args.d_kv,
+        "d_ff": args.d_ff,
+    }
+    hparams.update({k: v for k, v in named.items() if v is not None})
+    if args.no_predict_tags:
+        hparams["predict_tags"] = False
+    named = {
+        "learning_rate": args.lr,
+        "batch_size": args.batch_size,
+        "warmup_steps": args.warmup_steps,
+        "clip_grad_norm": args.clip_grad_norm,
+    }
+    settings = dataclasses.replace(settings, **{k: v for k, v in named.items() if v is not None})
+    for item in args.set:
+        key, _, value = item.partition("=")
+        key = key.replace("-", "_")
+        if key in hparams:
+            hparams[key] = coerce(value, hparams[key])
+        elif key in {f.name for f in dataclasses.fields(settings)}:
+            settings = dataclasses.replace(settings, **{key: coerce(value, getattr(settings, key))})
+        else:
+            sys.exit(f"unknown setting {key!r}")
+
+    start = time.time()
+    train_trees = bt.read_snli_trees(args.train)
+    dev_trees = bt.read_snli_trees(args.dev)
+    overlap = 0
+    if not args.keep_dev_overlap:
+        seen = {tuple(t.leaves()) for t in train_trees}
+        kept = [t for t in dev_trees if tuple(t.leaves()) not in seen]
+        overlap, dev_trees = len(dev_trees) - len(kept), kept
+    print(
+        f"{len(train_trees)} distinct training sentences, {len(dev_trees)} dev sentences "
+        f"({overlap} also in train dropped)",
+        flush=True,
+    )
+    print("hparams:", json.dumps(hparams, sort_keys=True), flush=True)
+    print("settings:", json.dumps(dataclasses.asdict(settings), sort_keys=True), flush=True)
+
+    out = Path(args.out)
+
+    def save_best(parser, score):
+        size = bt.save_parser(parser, out, half=not args.float32)
+        print(f"  saved {out} ({size / 1e6:.2f} MB)", flush=True)
+
+    result = bt.train_parser(
+        train_trees,
+        dev_trees,
+        hparams=hparams,
+        settings=settings,
+        log=lambda s: print(s, flush=True),
+        log_every=args.log_every,
+        on_new_best=save_best,
+    )
+    if result.best_dev is None:  # no dev checks happened: keep the last weights
+        save_best(result.parser, None)
+
+    # Score the file itself, loaded as benepar.Parser loads it, on all dev sentences.
+    t0 = time.time()
+    reloaded = bt.load_parser(out)
+    dev_examples = [bt.TreeExample.from_tree(t) for t in dev_trees]
+    final = bt.evaluate(reloaded, dev_examples, settings.subbatch_max_tokens)
+    eval_seconds = time.time() - t0
+    total_seconds = time.time() - start
+    size = out.stat().st_size
+    params = bt.count_parameters(reloaded)
+    print(f"final dev (all {len(dev_examples)} sentences, saved model): {final}")
+    print(
+        f"dev labeled F1 {100 * final.f1:.2f}  params {params:,}  file {size / 1e6:.2f} MB  "
+        f"train {result.train_seconds / 60:.1f} min  total {total_seconds / 60:.1f} min"
+    )
+
+    metrics = {
+        "dev": final.as_dict(),
+        "dev_sentences": len(dev_examples),
+        "dev_overlap_dropped": overlap,
+        "best_check_dev_f1": result.best_dev.f1 if result.best_dev else None,
+        "best_step": result.best_step,
+        "steps": result.steps,
+        "epochs": result.epochs,
+        "train_sentences": len(train_trees),
+        "parameters": params,
+        "file_bytes": size,
+        "float16": not args.float32,
+        "train_minutes": result.train_seconds / 60,
+        "final_eval_seconds": eval_seconds,
+        "total_minutes": total_seconds / 60,
+        "threads": args.threads,
+        "hparams": hparams,
+        "settings": dataclasses.asdict(settings),
+        "history": result.history,
+        "command": " ".join([Path(sys.executable).name] + sys.argv),
+        "versions": {
+            "python": platform.python_version(),
+            "torch": torch.__version__,
+            "benepar": importlib.metadata.version("benepar"),
+        },
+    }
+    metrics_path = out.with_suffix(".metrics.json")
+    metrics_path.write_text(json.dumps(metrics, indent=1) + "\n")
+    print(f"wrote {metrics_path}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
