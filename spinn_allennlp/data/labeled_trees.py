@@ -68,6 +68,10 @@ def parse_labeled_tree(text: str, leaf_word_separator: str = "_") -> LabeledTree
     root: Optional[LabeledTree] = None
     for position, symbol in enumerate(symbols):
         if root is not None:
+            if symbol == ")":
+                raise MalformedTreeError(
+                    "unbalanced brackets", f"unmatched ')' at symbol {position}"
+                )
             raise MalformedTreeError("malformed tree", f"text after the tree at symbol {position}")
         if symbol == "(":
             if open_nodes and open_nodes[-1][0][0] is None:

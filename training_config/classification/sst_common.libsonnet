@@ -42,6 +42,8 @@
       type: "sst_trees",
       granularity: granularity,
       dependencies: encoder == "child_sum",
+      // Trees for raw text at prediction time (training and evaluation use SST's own trees).
+      tree_source: { type: "balanced" },
     },
     train_data_path: $.data_dir + "/train.txt",
     validation_data_path: $.data_dir + "/dev.txt",

@@ -152,7 +152,7 @@ class TreeNodeClassifier(Model):
                 encoded.mode if encoded.mode != GIVEN else source
             ] * mask.size(0)
             if node_labels is not None:
-                node_targets = _labels_of_followed_nodes(
+                node_targets = labels_of_followed_nodes(
                     node_labels, transitions, encoded.transitions, encoded.mode != GIVEN
                 )
             if encoded.transition_logits is not None and transitions is not None:
@@ -262,7 +262,7 @@ class TreeNodeClassifier(Model):
     default_predictor = "tree_node_classifier"
 
 
-def _labels_of_followed_nodes(
+def labels_of_followed_nodes(
     node_labels: torch.Tensor,
     gold: Optional[torch.Tensor],
     followed: torch.Tensor,

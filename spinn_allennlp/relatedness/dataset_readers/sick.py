@@ -133,8 +133,8 @@ class SickReader(TreeDatasetReader):
         if missing:
             logger.info("%s: %d trees from %s", path, len(missing), self._tree_source.name)
 
-    def _tokens(self, text: str) -> List[str]:
-        return self.sentence_tokens_and_transitions("sentence", text)[0]
+    def _tokens(self, text: str, name: str = "sentence") -> List[str]:
+        return self.sentence_tokens_and_transitions(name, text)[0]
 
     def line_to_instance(self, line: str, line_number: int) -> Optional[Instance]:
         columns = line.split("\t")
@@ -162,7 +162,7 @@ class SickReader(TreeDatasetReader):
                 raise MalformedExampleError("unknown label", repr(row["entailment_label"]))
             target = ENTAILMENT_LABELS[row["entailment_label"]]
         for side in ("A", "B"):
-            tokens = self._tokens(row[f"sentence_{side}"])
+            tokens = self._tokens(row[f"sentence_{side}"], f"sentence_{side}")
             self.check_length(f"sentence_{side}", tokens)
         instance = self.text_to_instance(
             row["sentence_A"], row["sentence_B"], target, row["pair_ID"]
