@@ -35,7 +35,7 @@ def gradients(model, loss):
 
 def test_equals_node_by_node_reference_outputs_and_gradients(device):
     """Paper eq. 2-8 written out per node, recursively, one sentence at a time, against the
-    batched level-wise pass over a padded batch of random trees of 1-30 words (any branching,
+    batched level-wise pass over a padded batch of 19 random trees of 1-30 words (any branching,
     non-projective ones included): same h at the root and at every node, same gradients of every
     parameter and of the inputs, in float64."""
     torch.manual_seed(0)
@@ -43,7 +43,7 @@ def test_equals_node_by_node_reference_outputs_and_gradients(device):
     model = ChildSumTreeLSTM(7, 5).double().to(device)
     for parameter in model.parameters():  # away from 0 so every term matters
         torch.nn.init.normal_(parameter, std=0.5)
-    lengths = [rng.randint(1, 30) for _ in range(40)] + [1, 2, 30]
+    lengths = [rng.randint(1, 30) for _ in range(16)] + [1, 2, 30]
     inputs, mask, heads, trees = random_batch(lengths, 7, rng, device)
     weights = torch.randn(len(lengths), inputs.size(1), 5, dtype=torch.float64).to(device)
 

@@ -61,7 +61,6 @@
       num_epochs: 20,
       patience: 5,
       validation_metric: "+pearson",
-      cuda_device: -1,
     },
   },
 }

@@ -15,7 +15,6 @@ CASES = [
     ("fine", "spinn"),
     ("fine", "child_sum"),
     ("fine", "lstm"),
-    ("binary", "spinn_pi_nt"),
 ]
 
 
