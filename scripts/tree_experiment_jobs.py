@@ -14,6 +14,8 @@ import argparse
 import json
 from typing import Dict
 
+SICK_ENTAILMENT = "training_config/pair_classification/sick_entailment_spinn_pi_nt.jsonnet"
+
 
 def seeds(seed: int) -> Dict[str, int]:
     return {"random_seed": seed, "numpy_seed": seed, "pytorch_seed": seed}
@@ -39,7 +41,7 @@ def main() -> None:
             else:
                 for source in args.tree_sources.split(","):
                     if encoder == "sick_entailment":
-                        config = "training_config/pair_classification/sick_entailment_spinn_pi_nt.jsonnet"
+                        config = SICK_ENTAILMENT
                     else:
                         config = f"training_config/relatedness/sick_{encoder}.jsonnet"
                     overrides = {**seeds(seed), "dataset_reader.tree_source": {"type": source}}
