@@ -27,19 +27,19 @@ def test_raw_text_tokens_and_trees():
             {"sentence": "   "},
         ]
     )
-    assert raw["tree"] == "( A ( gorgeous ( , ( witty ( film . ) ) ) ) )"
+    assert raw["tree"] == "( a ( gorgeous ( , ( witty ( film . ) ) ) ) )"  # the config lowercases
     assert raw["transitions_source"] == "right_branching"
-    assert len(raw["nodes"]) == 11 and raw["nodes"][-1]["phrase"] == "A gorgeous , witty film ."
+    assert len(raw["nodes"]) == 11 and raw["nodes"][-1]["phrase"] == "a gorgeous , witty film ."
     assert raw["label"] in raw["label_probs"]
     assert raw["labeled_tree"].count("(") == 11
-    assert tokens["tree"] == "( A ( gorgeous film ) )"
-    assert tree["tree"] == "( Yet ( ( the act ) . ) )" and tree["transitions_source"] == "gold"
+    assert tokens["tree"] == "( a ( gorgeous film ) )"
+    assert tree["tree"] == "( yet ( ( the act ) . ) )" and tree["transitions_source"] == "gold"
     assert "unbalanced" in bad["error"] and "empty" in empty["error"]
     assert "error" in pi_nt.predict_json({"text": "no such key"})
 
 
 def test_dependency_model_labels_every_word():
     output = predictor("child_sum").predict_json({"sentence": "A man is playing a guitar ."})
-    assert [node["word"] for node in output["nodes"]][:3] == ["A", "man", "is"]
+    assert [node["word"] for node in output["nodes"]][:3] == ["a", "man", "is"]
     heads = [node["head"] for node in output["nodes"]]
     assert heads.count(-1) == 1 and output["nodes"][heads.index(-1)]["word"] == "playing"
