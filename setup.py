@@ -15,6 +15,8 @@ setup(
     long_description=(ROOT / "README.md").read_text(encoding="utf-8"),
     long_description_content_type="text/markdown",
     packages=find_packages(include=["spinn_allennlp", "spinn_allennlp.*"]),
+    # The part-of-speech lexicon of the head rules (spinn_allennlp/data/head_rules.py).
+    package_data={"spinn_allennlp.data": ["resources/*.tsv"]},
     python_requires=">=3.8",
     # The direct run-time requirements. allennlp 2.10.1's own pins do not resolve on
     # Python 3.11 / torch 2.x: install the tested set, requirements/lock.txt, with

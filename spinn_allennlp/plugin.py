@@ -6,6 +6,11 @@ everything recursively and needs nothing from here.) The package itself does not
 module, so `spinn_allennlp.core` and `spinn_allennlp.testing` load with torch alone.
 """
 
+from spinn_allennlp.classification import (
+    SstTreesReader,
+    TreeNodeClassifier,
+    TreeNodeClassifierPredictor,
+)
 from spinn_allennlp.data.tokenizers import PtbSpacyTokenizer
 from spinn_allennlp.data.tree_sources import (
     BalancedTrees,
@@ -16,7 +21,12 @@ from spinn_allennlp.data.tree_sources import (
     SpinnParserTrees,
     TreeSource,
 )
-from spinn_allennlp.modules import SpinnEncoder, SpinnTreeNodeEncoder, TreeNodeEncoder
+from spinn_allennlp.modules import (
+    ChildSumTreeLSTMEncoder,
+    SpinnEncoder,
+    SpinnTreeNodeEncoder,
+    TreeNodeEncoder,
+)
 from spinn_allennlp.pair_classification import (
     EsimNli,
     HimNli,
@@ -25,7 +35,14 @@ from spinn_allennlp.pair_classification import (
     SpinnNliPredictor,
     TreeEsimNli,
 )
-from spinn_allennlp.training import ParseMetrics, RestoreRandomState, Share, StepDecayPerBatch
+from spinn_allennlp.relatedness import SickReader, TreeRelatedness, TreeRelatednessPredictor
+from spinn_allennlp.training import (
+    MeanSquaredError,
+    ParseMetrics,
+    RestoreRandomState,
+    Share,
+    StepDecayPerBatch,
+)
 
 __all__ = [
     "PtbSpacyTokenizer",
@@ -39,12 +56,20 @@ __all__ = [
     "SpinnEncoder",
     "TreeNodeEncoder",
     "SpinnTreeNodeEncoder",
+    "ChildSumTreeLSTMEncoder",
     "SnliTransitionsReader",
     "SpinnNliClassifier",
     "EsimNli",
     "TreeEsimNli",
     "HimNli",
     "SpinnNliPredictor",
+    "SstTreesReader",
+    "TreeNodeClassifier",
+    "TreeNodeClassifierPredictor",
+    "SickReader",
+    "TreeRelatedness",
+    "TreeRelatednessPredictor",
+    "MeanSquaredError",
     "ParseMetrics",
     "RestoreRandomState",
     "Share",

@@ -7,6 +7,7 @@ so the encoder runs, is tested and is benchmarked with torch alone.
 * ``cells`` — buffer projection (eq. 4), TreeLSTM / TreeRNN composition, tracker (eq. 5)
 * ``spinn`` — the thin-stack loop (Algorithm 1) with the paper's variants
 * ``levelwise`` — SPINN-PI-NT composed one tree level at a time
+* ``child_sum`` — the Child-Sum Tree-LSTM over dependency trees, one tree level at a time
 * ``output`` — ``SpinnOutput`` and the transition modes
 """
 
@@ -17,6 +18,7 @@ from spinn_allennlp.core.cells import (
     TreeLSTMComposition,
     TreeRNNComposition,
 )
+from spinn_allennlp.core.child_sum import ChildSumTreeLSTM, DependencyOutput
 from spinn_allennlp.core.levelwise import levelwise_forward
 from spinn_allennlp.core.output import GIVEN, MIXED, PREDICTED, SpinnOutput
 from spinn_allennlp.core.spinn import Spinn
@@ -28,6 +30,8 @@ __all__ = [
     "Tracker",
     "TreeLSTMComposition",
     "TreeRNNComposition",
+    "ChildSumTreeLSTM",
+    "DependencyOutput",
     "levelwise_forward",
     "GIVEN",
     "MIXED",

@@ -239,3 +239,24 @@ def crop_pad_left(
     padded_transitions = [SHIFT] * num_pad + transitions
     padded_transitions += [PAD] * (2 * length - 1 - len(padded_transitions))
     return padded_tokens, padded_transitions
+
+
+def node_spans(transitions: Sequence[int]) -> List[Tuple[int, int]]:
+    """(first word, last word) of the node each step pushes: a SHIFT's word, a REDUCE's whole
+    constituent; ``(-1, -1)`` for PAD steps. Two trees over the same words share a constituent
+    where their spans are equal."""
+    spans: List[Tuple[int, int]] = []
+    stack: List[Tuple[int, int]] = []
+    word = 0
+    for transition in transitions:
+        if transition == SHIFT:
+            stack.append((word, word))
+            word += 1
+        elif transition == REDUCE:
+            right, left = stack.pop(), stack.pop()
+            stack.append((left[0], right[1]))
+        else:
+            spans.append((-1, -1))
+            continue
+        spans.append(stack[-1])
+    return spans

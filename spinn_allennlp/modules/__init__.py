@@ -1,7 +1,11 @@
-"""AllenNLP modules over the core: the registered `"spinn"` encoder and the `TreeEncoder`
-interface models use to get trees from an encoder; the `TreeNodeEncoder` interface (every node
-of a tree as a sequence, for attention models) and its `"spinn"` implementation."""
+"""AllenNLP modules over the core: the registered `"spinn"` and `"child_sum_tree_lstm"`
+encoders and the interfaces models use to get trees from an encoder (`TreeEncoder` for binary
+shift-reduce trees, `DependencyTreeEncoder` for dependency trees); the `TreeNodeEncoder`
+interface (every node of a tree as a sequence, for attention models) and its `"spinn"`
+implementation."""
 
+from spinn_allennlp.modules.child_sum_encoder import ChildSumTreeLSTMEncoder
+from spinn_allennlp.modules.dependency_tree_encoder import DependencyTreeEncoder
 from spinn_allennlp.modules.spinn_encoder import SpinnEncoder
 from spinn_allennlp.modules.tree_encoder import TreeEncoder
 from spinn_allennlp.modules.tree_node_encoder import (
@@ -10,4 +14,12 @@ from spinn_allennlp.modules.tree_node_encoder import (
     TreeNodes,
 )
 
-__all__ = ["SpinnEncoder", "TreeEncoder", "SpinnTreeNodeEncoder", "TreeNodeEncoder", "TreeNodes"]
+__all__ = [
+    "ChildSumTreeLSTMEncoder",
+    "DependencyTreeEncoder",
+    "SpinnEncoder",
+    "TreeEncoder",
+    "SpinnTreeNodeEncoder",
+    "TreeNodeEncoder",
+    "TreeNodes",
+]

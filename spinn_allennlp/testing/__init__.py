@@ -11,6 +11,7 @@ from spinn_allennlp.testing.memory import recording_tapes, saved_for_backward_by
 from spinn_allennlp.testing.paths import CONFIGS_ROOT, FIXTURES_ROOT, PROJECT_ROOT
 from spinn_allennlp.testing.reference import (
     ReferenceParse,
+    recursive_child_sum,
     recursive_encode,
     recursive_tree_lstm,
     recursive_tree_lstm_nodes,
@@ -26,6 +27,7 @@ from spinn_allennlp.testing.trees import (
     TreeBatch,
     make_batch,
     pad_batch,
+    random_heads,
     random_transitions,
     random_tree,
     random_tree_batch,
@@ -39,6 +41,7 @@ __all__ = [
     "FIXTURES_ROOT",
     "PROJECT_ROOT",
     "ReferenceParse",
+    "recursive_child_sum",
     "recursive_encode",
     "reference_spinn",
     "recursive_tree_lstm",
@@ -50,6 +53,7 @@ __all__ = [
     "TreeBatch",
     "make_batch",
     "pad_batch",
+    "random_heads",
     "random_transitions",
     "random_tree",
     "random_tree_batch",

@@ -93,3 +93,72 @@ def snli_config(variant: str) -> Path:
     """The shipped config of an SNLI variant: lstm, spinn_pi_nt, spinn_pi, spinn, esim,
     tree_esim or him."""
     return CONFIGS_ROOT / "pair_classification" / f"{variant}.jsonnet"
+
+
+SST_SAMPLE = FIXTURES_ROOT / "classification" / "sst" / "sst_sample.txt"
+SICK_SAMPLE = FIXTURES_ROOT / "relatedness" / "sick" / "sick_sample.txt"
+
+# Small sizes for the SST configs (training_config/classification/sst_*.jsonnet): the sample
+# for every split, tiny layers, one epoch, a sequential loader (see SNLI_SMALL).
+SST_SMALL: Dict[str, Any] = {
+    "train_data_path": str(SST_SAMPLE),
+    "validation_data_path": str(SST_SAMPLE),
+    "test_data_path": str(SST_SAMPLE),
+    "model.text_field_embedder.token_embedders.tokens.embedding_dim": 12,
+    "trainer.num_epochs": 1,
+    "data_loader": {"batch_sampler": None, "batch_size": 8},
+    "validation_data_loader": {"batch_sampler": None, "batch_size": 8},
+}
+TREE_ENCODER_SIZES: Dict[str, Dict[str, Any]] = {
+    "spinn_pi_nt": {"model.encoder.input_dim": 12, "model.encoder.hidden_dim": 10},
+    "spinn_pi": {
+        "model.encoder.input_dim": 12,
+        "model.encoder.hidden_dim": 10,
+        "model.encoder.tracking_dim": 6,
+    },
+    "spinn": {
+        "model.encoder.input_dim": 12,
+        "model.encoder.hidden_dim": 10,
+        "model.encoder.tracking_dim": 6,
+    },
+    "child_sum": {"model.encoder.input_dim": 12, "model.encoder.hidden_dim": 10},
+    "lstm": {"model.encoder.input_size": 12, "model.encoder.hidden_size": 10},
+    "bilstm": {"model.encoder.input_size": 12, "model.encoder.hidden_size": 5},
+}
+
+
+def sst_small_overrides(encoder: str, **extra: Any) -> Dict[str, Any]:
+    """Overrides for `training_config/classification/sst_<setting>_<encoder>.jsonnet`."""
+    return {**SST_SMALL, **TREE_ENCODER_SIZES[encoder], **extra}
+
+
+def sst_config(setting: str, encoder: str) -> Path:
+    """The shipped SST config: setting "fine" or "binary"; encoder spinn_pi_nt, spinn_pi,
+    spinn, child_sum, lstm or bilstm."""
+    return CONFIGS_ROOT / "classification" / f"sst_{setting}_{encoder}.jsonnet"
+
+
+SICK_SMALL: Dict[str, Any] = {
+    "train_data_path": f"{SICK_SAMPLE}#TRAIN",
+    "validation_data_path": f"{SICK_SAMPLE}#TRIAL",
+    "test_data_path": f"{SICK_SAMPLE}#TEST",
+    "model.text_field_embedder.token_embedders.tokens.embedding_dim": 12,
+    "trainer.num_epochs": 1,
+    "data_loader": {"batch_sampler": None, "batch_size": 4},
+    "validation_data_loader": {"batch_sampler": None, "batch_size": 4},
+}
+
+
+def sick_small_overrides(encoder: str, **extra: Any) -> Dict[str, Any]:
+    """Overrides for `training_config/relatedness/sick_<encoder>.jsonnet`."""
+    return {**SICK_SMALL, **TREE_ENCODER_SIZES[encoder], "model.hidden_dim": 7, **extra}
+
+
+def sick_config(encoder: str) -> Path:
+    """The shipped SICK relatedness config: encoder spinn_pi_nt, child_sum or lstm."""
+    return CONFIGS_ROOT / "relatedness" / f"sick_{encoder}.jsonnet"
+
+
+def sick_entailment_config() -> Path:
+    """SICK entailment through the NLI model (SPINN-PI-NT)."""
+    return CONFIGS_ROOT / "pair_classification" / "sick_entailment_spinn_pi_nt.jsonnet"

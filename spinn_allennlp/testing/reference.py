@@ -6,6 +6,7 @@ from typing import List, Optional, Sequence, Tuple
 import torch
 
 from spinn_allennlp.core.cells import TreeLSTMComposition
+from spinn_allennlp.core.child_sum import ROOT, ChildSumTreeLSTM
 from spinn_allennlp.core.spinn import Spinn
 from spinn_allennlp.core.transitions import REDUCE, SHIFT, Tree
 
@@ -155,3 +156,41 @@ def recursive_tree_lstm_nodes(
 
     node(tree)
     return torch.stack(nodes)
+
+
+def recursive_child_sum(
+    model: ChildSumTreeLSTM, words: torch.Tensor, heads: Sequence[int]
+) -> Tuple[torch.Tensor, torch.Tensor]:
+    """The Child-Sum Tree-LSTM of Tai et al. (2015, eq. 2-8) on one sentence, one node at a time,
+    recursively from the root, written out from ``model``'s own parameters. ``words``:
+    (n, input_dim); ``heads``: each word's head position, ROOT (-1) for the root. Returns
+    (h of the root, (n, D) h of every word's node)."""
+    D = model.hidden_dim
+    W, b = model.input_linear.weight, model.input_linear.bias
+    W_i, W_o, W_u, W_f = W.split(D)
+    b_i, b_o, b_u, b_f = b.split(D)
+    U_i, U_o, U_u = model.child_iou.weight.split(D)
+    U_f = model.child_forget.weight
+    dependents: List[List[int]] = [[] for _ in heads]
+    for word, head in enumerate(heads):
+        if head != ROOT:
+            dependents[head].append(word)
+    hidden: List[torch.Tensor] = [words.new_zeros(D)] * len(heads)
+
+    def node(j: int) -> Tuple[torch.Tensor, torch.Tensor]:
+        x = words[j]
+        states = [node(k) for k in dependents[j]]
+        h_sum = sum((h for h, _ in states), x.new_zeros(D))
+        i = torch.sigmoid(W_i @ x + U_i @ h_sum + b_i)
+        o = torch.sigmoid(W_o @ x + U_o @ h_sum + b_o)
+        u = torch.tanh(W_u @ x + U_u @ h_sum + b_u)
+        c = i * u
+        for h_k, c_k in states:
+            c = c + torch.sigmoid(W_f @ x + U_f @ h_k + b_f) * c_k
+        h = o * torch.tanh(c)
+        hidden[j] = h
+        return h, c
+
+    root = list(heads).index(ROOT)
+    h_root, _ = node(root)
+    return h_root, torch.stack(hidden)

@@ -115,3 +115,15 @@ def make_batch(
     """``(inputs, mask, transitions)`` of :func:`random_tree_batch`."""
     batch = random_tree_batch(lengths, input_dim, rng, device, dtype)
     return batch.inputs, batch.mask, batch.transitions
+
+
+def random_heads(num_words: int, rng: random.Random) -> List[int]:
+    """A random dependency tree over ``num_words`` words: each word's head position, -1 for the
+    root. Words join the tree in random order, each under a random word already in it, so any
+    branching factor and non-projective trees occur."""
+    order = list(range(num_words))
+    rng.shuffle(order)
+    heads = [-1] * num_words
+    for joined, word in enumerate(order[1:], start=1):
+        heads[word] = order[rng.randrange(joined)]
+    return heads

@@ -3,6 +3,6 @@ exact recovery of interrupted runs."""
 
 from spinn_allennlp.training.callbacks import RestoreRandomState
 from spinn_allennlp.training.learning_rate_schedulers import StepDecayPerBatch
-from spinn_allennlp.training.metrics import ParseMetrics, Share
+from spinn_allennlp.training.metrics import MeanSquaredError, ParseMetrics, Share
 
-__all__ = ["RestoreRandomState", "StepDecayPerBatch", "ParseMetrics", "Share"]
+__all__ = ["RestoreRandomState", "StepDecayPerBatch", "MeanSquaredError", "ParseMetrics", "Share"]

@@ -159,3 +159,10 @@ def test_crop_pad_fixed_shape_on_random_trees():
         assert out_tokens[-kept:] == words[-kept:]
         # The sentence part (after the padding SHIFTs) is one valid tree over the kept words.
         assert tr.is_valid(real[25 - kept :], kept)
+
+
+def test_node_spans():
+    from_parse = tr.parse_to_transitions("( ( the cat ) ( sat down ) )")[1]
+    assert tr.node_spans(from_parse + [tr.PAD]) == [
+        (0, 0), (1, 1), (0, 1), (2, 2), (3, 3), (2, 3), (0, 3), (-1, -1),
+    ]  # fmt: skip

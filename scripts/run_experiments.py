@@ -1,0 +1,79 @@
+"""Runs a list of AllenNLP training jobs, a few at a time, each then evaluated on its test set.
+
+    .venv/bin/python scripts/run_experiments.py JOBS.tsv RUNS_DIR [--parallel 2] [--threads 1]
+        [--no-test]
+
+Each line of JOBS.tsv is `name<TAB>config<TAB>overrides` (overrides: a JSON object, may be
+empty; `#` starts a comment line). A job trains into RUNS_DIR/name (a job whose folder already
+has metrics.json is skipped, so the script can be rerun after an interruption), then, unless
+`--no-test`, evaluates the best checkpoint (chosen on the validation set during training) on
+the config's `test_data_path` into RUNS_DIR/name/test_metrics.json. Each job's output goes to
+RUNS_DIR/name.log; `OMP_NUM_THREADS` and `MKL_NUM_THREADS` are set to `--threads`.
+"""
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import time
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import Dict, List, Tuple
+
+from allennlp.common import Params
+
+ALLENNLP = [sys.executable, "-m", "allennlp"]
+
+
+def read_jobs(path: Path) -> List[Tuple[str, str, Dict]]:
+    jobs = []
+    for line in path.read_text().splitlines():
+        if not line.strip() or line.startswith("#"):
+            continue
+        name, config, *rest = line.split("\t")
+        overrides = json.loads(rest[0]) if rest and rest[0].strip() else {}
+        jobs.append((name, config, overrides))
+    return jobs
+
+
+def run_job(job: Tuple[str, str, Dict], runs: Path, threads: int, test: bool) -> str:
+    name, config, overrides = job
+    out = runs / name
+    env = {**os.environ, "OMP_NUM_THREADS": str(threads), "MKL_NUM_THREADS": str(threads)}
+    with open(runs / f"{name}.log", "a") as log:
+        start = time.time()
+        if not (out / "metrics.json").exists():
+            command = ALLENNLP + ["train", config, "-s", str(out), "-f"]
+            command += ["--include-package", "spinn_allennlp", "-o", json.dumps(overrides)]
+            if subprocess.run(command, stdout=log, stderr=subprocess.STDOUT, env=env).returncode:
+                return f"{name}: training failed (see {name}.log)"
+        if test and not (out / "test_metrics.json").exists():
+            params = Params.from_file(config, json.dumps(overrides)).as_dict()
+            command = ALLENNLP + ["evaluate", str(out / "model.tar.gz"), params["test_data_path"]]
+            command += ["--include-package", "spinn_allennlp"]
+            command += ["--output-file", str(out / "test_metrics.json")]
+            if subprocess.run(command, stdout=log, stderr=subprocess.STDOUT, env=env).returncode:
+                return f"{name}: evaluation failed (see {name}.log)"
+        return f"{name}: done in {time.time() - start:.0f} s"
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("jobs", type=Path)
+    parser.add_argument("runs", type=Path)
+    parser.add_argument("--parallel", type=int, default=2)
+    parser.add_argument("--threads", type=int, default=1)
+    parser.add_argument("--no-test", action="store_true")
+    args = parser.parse_args()
+    args.runs.mkdir(parents=True, exist_ok=True)
+    jobs = read_jobs(args.jobs)
+    with ThreadPoolExecutor(args.parallel) as pool:
+        for message in pool.map(
+            lambda job: run_job(job, args.runs, args.threads, not args.no_test), jobs
+        ):
+            print(message, flush=True)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,8 @@
+from spinn_allennlp.classification.dataset_readers.sst_trees import (
+    BINARY_LABELS,
+    FINE_LABELS,
+    UNLABELED,
+    SstTreesReader,
+)
+
+__all__ = ["BINARY_LABELS", "FINE_LABELS", "UNLABELED", "SstTreesReader"]
