@@ -6,6 +6,7 @@ everything recursively and needs nothing from here.) The package itself does not
 module, so `spinn_allennlp.core` and `spinn_allennlp.testing` load with torch alone.
 """
 
+from spinn_allennlp.classification import ListOpsReader, SpinnClassifier
 from spinn_allennlp.data.tokenizers import PtbSpacyTokenizer
 from spinn_allennlp.data.tree_sources import (
     BalancedTrees,
@@ -22,9 +23,16 @@ from spinn_allennlp.pair_classification import (
     SpinnNliPredictor,
     TreeEsimNli,
 )
-from spinn_allennlp.training import ParseMetrics, Share, StepDecayPerBatch
+from spinn_allennlp.training import (
+    ParseMetrics,
+    SelfTransitionSchedule,
+    Share,
+    StepDecayPerBatch,
+)
 
 __all__ = [
+    "ListOpsReader",
+    "SpinnClassifier",
     "PtbSpacyTokenizer",
     "TreeSource",
     "BalancedTrees",
@@ -40,6 +48,7 @@ __all__ = [
     "HimNli",
     "SpinnNliPredictor",
     "ParseMetrics",
+    "SelfTransitionSchedule",
     "Share",
     "StepDecayPerBatch",
 ]

@@ -32,7 +32,8 @@ from spinn_allennlp.core.batching import (
 )
 from spinn_allennlp.core.cells import COMPOSITIONS, BufferProjection, Tracker
 from spinn_allennlp.core.levelwise import levelwise_forward
-from spinn_allennlp.core.output import GIVEN, MIXED, MODES, SpinnOutput
+from spinn_allennlp.core.output import GIVEN, MIXED, MODES, SOFT, SpinnOutput
+from spinn_allennlp.core.soft_stack import soft_forward
 from spinn_allennlp.core.tape import WriteOnceTape
 from spinn_allennlp.core.transitions import PAD, REDUCE, SHIFT
 
@@ -117,7 +118,9 @@ class Spinn(nn.Module):
         (the balanced binary tree when None), mixed with predictions in "mixed" mode and unused
         in "predicted" mode.
         ``self_transition_prob`` is the chance, per step, that "mixed" mode follows the model's
-        own prediction instead of the given transition (NSHRDLU Model 2).
+        own prediction instead of the given transition (NSHRDLU Model 2). "soft" mode runs a soft
+        stack whose strengths are the parser's probabilities (``soft_stack.py``; NSHRDLU Models
+        3-4), or the one-hot strengths of ``transitions`` when given.
         ``node_inputs``: (B, T'', node_input_dim), T'' at least the number of steps taken;
         column t is the input of the node made at step t (read at REDUCEs; a leaf's input is
         its word in ``inputs``). Required exactly when ``node_input_dim > 0``.
@@ -132,6 +135,13 @@ class Spinn(nn.Module):
             raise ValueError(
                 f"node_inputs must be given exactly when node_input_dim > 0 "
                 f"(node_input_dim = {self.node_input_dim})"
+            )
+        if mode == SOFT:
+            assert self.tracker is not None  # predict_transitions needs one
+            if self.node_input_dim:
+                raise ValueError("node inputs are not implemented on the soft stack")
+            return soft_forward(
+                self.leaves, self.compose, self.tracker, inputs, mask, transitions, return_nodes
             )
         if mode == GIVEN and self.tracker is None and self.levelwise:
             return levelwise_forward(

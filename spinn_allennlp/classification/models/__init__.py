@@ -1,0 +1,3 @@
+from spinn_allennlp.classification.models.spinn_classifier import SpinnClassifier
+
+__all__ = ["SpinnClassifier"]

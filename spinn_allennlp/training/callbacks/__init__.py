@@ -1,0 +1,3 @@
+from spinn_allennlp.training.callbacks.self_transition_schedule import SelfTransitionSchedule
+
+__all__ = ["SelfTransitionSchedule"]
