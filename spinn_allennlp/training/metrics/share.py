@@ -15,7 +15,7 @@ class Share(Metric):
     """
 
     def __init__(self) -> None:
-        self._hits = 0
+        self._hits: float = 0
         self._trials = 0
 
     def __call__(self, hits: float, trials: int) -> None:  # type: ignore[override]
@@ -29,5 +29,5 @@ class Share(Metric):
         return float(value)
 
     def reset(self) -> None:
-        self._hits = 0
+        self._hits = 0.0
         self._trials = 0
