@@ -155,3 +155,95 @@ def recursive_tree_lstm_nodes(
 
     node(tree)
     return torch.stack(nodes)
+
+
+# --- the soft stack, written from Grefenstette et al. (2015) ------------------------------
+
+
+def neural_stack_update(
+    strengths: List[torch.Tensor], pop: torch.Tensor, push: torch.Tensor
+) -> List[torch.Tensor]:
+    """Grefenstette et al. 2015, eq. 2: remove ``pop`` units of strength from the top down,
+    then push a new element of strength ``push``. ``strengths``: bottom first."""
+    updated = []
+    for i, strength in enumerate(strengths):
+        above = sum(strengths[i + 1 :], torch.zeros_like(pop))
+        updated.append(torch.relu(strength - torch.relu(pop - above)))
+    return updated + [push]
+
+
+def neural_stack_read(
+    strengths: List[torch.Tensor], values: List[torch.Tensor], start: float, end: float
+) -> torch.Tensor:
+    """The strength-weighted sum of the values lying between ``start`` and ``end`` units below
+    the top (eq. 3 reads [0, 1]; [1, 2] is the second unit)."""
+    total = torch.zeros_like(values[0]) if values else torch.zeros(0)
+    for i, (strength, value) in enumerate(zip(strengths, values)):
+        above = sum(strengths[i + 1 :], torch.zeros_like(strength))
+        overlap = torch.relu(
+            torch.minimum(above + strength, above.new_tensor(end)) - torch.clamp(above, min=start)
+        )
+        total = total + overlap * value
+    return total
+
+
+def reference_soft_spinn(
+    model: Spinn, words: torch.Tensor, reduce_given: Optional[Sequence[int]] = None
+) -> torch.Tensor:
+    """SPINN on a continuous stack and queue, one sentence, element by element, with the
+    strength equations of Grefenstette et al. (2015) and none of the batched implementation's
+    shortcuts (levels, pointers, the sparse read): each step reads the buffer's first unit, the
+    stack's top two units, runs the tracker and the composition, pops ``2 p(REDUCE)``, pushes
+    the mixture ``p(SHIFT) buffer_top + p(REDUCE) COMPOSE(second, top)`` with strength 1 and
+    removes ``p(SHIFT)`` from the buffer, with the legal-move rule of ``soft_stack.py``.
+    ``words``: (n, input_dim); ``reduce_given``: one-hot strengths instead of the parser's.
+    Returns h of the stack's top unit after 2n - 1 steps, shape (hidden_dim,)."""
+    tracker = model.tracker
+    if tracker is None or tracker.transition_classifier is None:
+        raise ValueError("the soft stack needs a parser")
+    n = words.size(0)
+    buffer = list(model.leaves(words.unsqueeze(0), torch.ones(1, n, dtype=torch.bool)))
+    hidden = model.compose.hidden
+    zero = words.new_zeros(())
+    strengths: List[torch.Tensor] = []
+    values: List[torch.Tensor] = []
+    consumed = zero
+    state = tracker.initial_state(1, words)
+    for t in range(2 * n - 1):
+        # The queue's first unit: word j occupies [j, j + 1] of the strength shifted off.
+        buffer_top = sum(
+            torch.relu(
+                torch.minimum(consumed + 1, zero + j + 1) - torch.maximum(consumed, zero + j)
+            )
+            * word
+            for j, word in enumerate(buffer)
+        )
+        top = (
+            neural_stack_read(strengths, values, 0.0, 1.0)
+            if values
+            else torch.zeros_like(buffer[0])
+        )
+        second = (
+            neural_stack_read(strengths, values, 1.0, 2.0)
+            if values
+            else torch.zeros_like(buffer[0])
+        )
+        state, logits = tracker(
+            hidden(buffer_top).unsqueeze(0),
+            hidden(top).unsqueeze(0),
+            hidden(second).unsqueeze(0),
+            state,
+        )
+        if reduce_given is None:
+            reduce_raw = torch.softmax(logits[0], dim=-1)[1]
+        else:
+            reduce_raw = zero + float(reduce_given[t])
+        height = sum(strengths, zero)
+        has_word = (n - consumed).clamp(0, 1)
+        reduce = (1 - (1 - reduce_raw) * has_word) * (height - 1).clamp(0, 1)
+        composed = model.compose(second.unsqueeze(0), top.unsqueeze(0), state[0])[0]
+        pushed = (1 - reduce) * buffer_top + reduce * composed
+        strengths = neural_stack_update(strengths, 2 * reduce, zero + 1)
+        values.append(pushed)
+        consumed = consumed + (1 - reduce)
+    return hidden(neural_stack_read(strengths, values, 0.0, 1.0))
