@@ -93,3 +93,41 @@ def snli_config(variant: str) -> Path:
     """The shipped config of an SNLI variant: lstm, spinn_pi_nt, spinn_pi, spinn, esim,
     tree_esim or him."""
     return CONFIGS_ROOT / "pair_classification" / f"{variant}.jsonnet"
+
+
+LISTOPS_SAMPLE = FIXTURES_ROOT / "classification" / "listops" / "sample.tsv"
+# The ListOps configs (training_config/classification/*.jsonnet) with small sizes and the
+# sample data; everything else as shipped.
+LISTOPS_VARIANTS = [
+    "lstm",
+    "spinn_pi_nt",
+    "spinn_pi_nt_balanced",
+    "spinn",
+    "spinn_model2",
+    "spinn_model3",
+    "spinn_model4",
+]
+LISTOPS_SMALL: Dict[str, Any] = {
+    "train_data_path": str(LISTOPS_SAMPLE),
+    "validation_data_path": str(LISTOPS_SAMPLE),
+    "model.text_field_embedder.token_embedders.tokens.embedding_dim": 8,
+    "model.mlp_dim": 8,
+    "trainer.num_epochs": 1,
+    "data_loader": {"batch_sampler": None, "batch_size": 8},
+}
+
+
+def listops_small_overrides(variant: str, **extra: Any) -> Dict[str, Any]:
+    """Overrides for `training_config/classification/<variant>.jsonnet`."""
+    if variant == "lstm":
+        sizes = {"model.encoder.input_size": 8, "model.encoder.hidden_size": 6}
+    else:
+        sizes = {"model.encoder.input_dim": 8, "model.encoder.hidden_dim": 6}
+        if variant not in ("spinn_pi_nt", "spinn_pi_nt_balanced"):
+            sizes["model.encoder.tracking_dim"] = 4
+    return {**LISTOPS_SMALL, **sizes, **extra}
+
+
+def listops_config(variant: str) -> Path:
+    """The shipped config of a ListOps variant (see `LISTOPS_VARIANTS`)."""
+    return CONFIGS_ROOT / "classification" / f"{variant}.jsonnet"

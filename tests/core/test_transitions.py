@@ -132,3 +132,18 @@ def test_crop_pad_fixed_shape_on_random_trees():
         assert out_tokens[-kept:] == words[-kept:]
         # The sentence part (after the padding SHIFTs) is one valid tree over the kept words.
         assert tr.is_valid(real[25 - kept :], kept)
+
+
+def test_constituent_spans_and_bracket_f1():
+    S, R = tr.SHIFT, tr.REDUCE
+    # ( ( the cat ) ( sat down ) )
+    assert tr.constituent_spans([S, S, R, S, S, R, R]) == [(0, 2), (2, 4), (0, 4)]
+    # An invalid sequence gives the spans of what it built.
+    assert tr.constituent_spans([S, R, S, S, R]) == [(1, 3)]
+    balanced = [S, S, R, S, S, R, R]
+    left = tr.left_branching_transitions(4)  # ( ( ( a b ) c ) d )
+    right = tr.right_branching_transitions(4)  # ( a ( b ( c d ) ) )
+    assert tr.bracket_f1(balanced, balanced) == 1.0
+    assert tr.bracket_f1(left, balanced) == 0.5  # shares ( a b ) of its two inner spans
+    assert tr.bracket_f1(right, left) == 0.0
+    assert tr.bracket_f1([S, S, R], [S, S, R]) is None  # nothing but the whole sentence

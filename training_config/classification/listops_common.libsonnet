@@ -54,6 +54,5 @@
     patience: 5,
     validation_metric: "+accuracy",
     grad_norm: 5.0,
-    cuda_device: -1,
   },
 }

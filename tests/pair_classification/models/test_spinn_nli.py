@@ -43,7 +43,13 @@ def test_full_spinn_reports_parse_metrics_and_trees():
     model, batch = model_and_batch("spinn")
     output = model.make_output_human_readable(model(**batch))
     metrics = model.get_metrics(reset=True)
-    assert set(metrics) == {"accuracy", "transition_accuracy", "tree_accuracy", "valid_tree_rate"}
+    assert set(metrics) == {
+        "accuracy",
+        "transition_accuracy",
+        "tree_accuracy",
+        "valid_tree_rate",
+        "bracket_f1",
+    }
     # At evaluation the full SPINN follows its own (legal-by-construction) parse.
     assert metrics["valid_tree_rate"] == 1.0
     assert 0.0 <= metrics["transition_accuracy"] <= 1.0
