@@ -35,6 +35,10 @@ class SpinnOutput:
     # Shape: (B, T). Soft mode: the strength of REDUCE at each step after the legal-move rule
     # (0 after the sentence's end).
     reduce_strengths: Optional[torch.Tensor] = None
+    # Typed REDUCE (NSHRDLU §3.3). Shape (B, T): the type of each REDUCE followed (PAD = -1 at
+    # SHIFTs and after the end); shape (B, T, K): the type classifier's logits at every step.
+    reduce_types: Optional[torch.Tensor] = None
+    reduce_type_logits: Optional[torch.Tensor] = None
 
     def split(self, sizes: Sequence[int]) -> List["SpinnOutput"]:
         """The outputs of consecutive groups of ``sizes`` sentences (e.g. premises, then
@@ -56,6 +60,8 @@ class SpinnOutput:
                     node_hidden=_cut(self.node_hidden, rows, steps),
                     node_states=_cut(self.node_states, rows, steps),
                     reduce_strengths=_cut(self.reduce_strengths, rows, steps),
+                    reduce_types=_cut(self.reduce_types, rows, steps),
+                    reduce_type_logits=_cut(self.reduce_type_logits, rows, steps),
                 )
             )
         return outputs

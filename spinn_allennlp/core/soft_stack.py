@@ -46,6 +46,7 @@ transition at each step, restricted to legal moves of a discrete stack run along
 from typing import Callable, List, Optional
 
 import torch
+from torch import nn
 
 from spinn_allennlp.core.batching import check_given_transitions, checked_mask, fit_width
 from spinn_allennlp.core.cells import Composition, Tracker
@@ -152,14 +153,21 @@ def soft_forward(
     mask: torch.Tensor,
     transitions: Optional[torch.Tensor] = None,
     return_nodes: bool = False,
+    type_embedding: Optional[nn.Embedding] = None,
+    type_classifier: Optional[nn.Linear] = None,
 ) -> SpinnOutput:
     """SPINN with a soft stack and buffer, the parser's probabilities as strengths.
 
     inputs: (B, N, input_dim) word vectors; mask: (B, N), True on real words, which come
-    first; ``leaves(inputs, mask)`` gives the buffer's node rows of the real words (eq. 4). ``tracker`` must have a transition classifier. With ``transitions`` (B, T') the
-    strengths are their one-hot values instead of the parser's (the classifier still runs and
-    its logits are returned): the soft stack driven by given trees, which equals the thin stack.
+    first; ``leaves(inputs, mask)`` gives the buffer's node rows of the real words (eq. 4).
+    ``tracker`` must have a transition classifier. With ``transitions`` (B, T') the strengths
+    are their one-hot values instead of the parser's (the classifier still runs and its logits
+    are returned): the soft stack driven by given trees, which equals the thin stack. With typed
+    REDUCE (``type_embedding`` and ``type_classifier``), the composition's type input is the
+    expected type embedding under the type classifier's probabilities.
     """
+    if (type_embedding is None) != (type_classifier is None):
+        raise ValueError("typed REDUCE on the soft stack needs a type classifier")
     if tracker.transition_classifier is None:
         raise ValueError("the soft stack needs a parser (a tracker with a transition classifier)")
     device = inputs.device
@@ -204,6 +212,7 @@ def soft_forward(
     preferred: List[torch.Tensor] = []
     all_logits: List[torch.Tensor] = []
     all_reduce: List[torch.Tensor] = []
+    all_type_logits: List[torch.Tensor] = []
 
     for t in range(total_steps):
         active = t < num_steps
@@ -238,7 +247,13 @@ def soft_forward(
         shift = 1 - reduce
         all_reduce.append(torch.where(active, reduce, 0))
 
-        composed = compose(second, top, tracker_state[0])
+        extra = tracker_state[0]
+        if type_embedding is not None and type_classifier is not None:
+            type_logits = type_classifier(extra)
+            all_type_logits.append(type_logits)
+            type_probabilities = torch.softmax(type_logits, dim=-1)
+            extra = torch.cat([extra, type_probabilities @ type_embedding.weight], dim=-1)
+        composed = compose(second, top, extra)
         pushed = shift.unsqueeze(1) * buffer_top + reduce.unsqueeze(1) * composed
         new_level = torch.relu(height - 2 * reduce)
         # After the sentence's end, push a copy of the top at its level: nothing changes.
@@ -265,6 +280,10 @@ def soft_forward(
         mode=SOFT,
     )
     output.reduce_strengths = torch.stack(all_reduce, dim=1)
+    if all_type_logits:
+        output.reduce_type_logits = torch.stack(all_type_logits, dim=1)
+        preferred_types = output.reduce_type_logits.argmax(dim=-1)
+        output.reduce_types = torch.where(output.transitions == REDUCE, preferred_types, PAD)
     if return_nodes:
         element_rows = first_element.unsqueeze(1) + torch.arange(total_steps, device=device)
         nodes = values.read(element_rows.flatten())

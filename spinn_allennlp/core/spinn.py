@@ -32,7 +32,7 @@ from spinn_allennlp.core.batching import (
 )
 from spinn_allennlp.core.cells import COMPOSITIONS, BufferProjection, Tracker
 from spinn_allennlp.core.levelwise import levelwise_forward
-from spinn_allennlp.core.output import GIVEN, MIXED, MODES, SOFT, SpinnOutput
+from spinn_allennlp.core.output import GIVEN, MIXED, MODES, PREDICTED, SOFT, SpinnOutput
 from spinn_allennlp.core.soft_stack import soft_forward
 from spinn_allennlp.core.tape import WriteOnceTape
 from spinn_allennlp.core.transitions import PAD, REDUCE, SHIFT
@@ -46,6 +46,11 @@ class Spinn(nn.Module):
     * ``tracking_dim>0``: SPINN-PI, the tracking LSTM feeds the composition (§3.3).
     * ``predict_transitions=True`` (needs tracking): full SPINN, with a transition classifier
       (eq. 5) that can drive the parse itself.
+    * ``reduce_types=K`` (needs tracking): typed REDUCE (NSHRDLU §3.3): each REDUCE has one of K
+      types, whose learned embedding (``type_dim``) joins the composition's extra input, so the
+      composition depends on the type (through its gates: a type-specific, low-rank shift of
+      every gate's pre-activation). With a parser, a type classifier on the tracker's state
+      predicts the type of each REDUCE; given types are followed where given transitions are.
 
     Node inputs (Chen et al. 2017, eq. 3-10): with ``node_input_dim > 0`` every REDUCE also
     takes an input vector of its own, ``node_inputs[:, t]`` for the node made at step t, next
@@ -66,10 +71,14 @@ class Spinn(nn.Module):
         levelwise: bool = True,
         node_input_dim: int = 0,
         leaf: str = "projection",
+        reduce_types: int = 0,
+        type_dim: int = 16,
     ) -> None:
         super().__init__()
         if predict_transitions and tracking_dim <= 0:
             raise ValueError("predicting transitions needs a tracking LSTM (tracking_dim > 0)")
+        if reduce_types and tracking_dim <= 0:
+            raise ValueError("typed REDUCE needs a tracking LSTM (tracking_dim > 0)")
         if composition not in COMPOSITIONS:
             raise ValueError(
                 f"composition must be one of {sorted(COMPOSITIONS)}, got {composition!r}"
@@ -81,9 +90,11 @@ class Spinn(nn.Module):
         self.hidden_dim = hidden_dim
         self.predict_transitions = predict_transitions
         self.node_input_dim = node_input_dim
-        # The composition's extra input: [tracker state; node input], either may be absent.
+        type_dim = type_dim if reduce_types else 0
+        # The composition's extra input: [tracker state; node input; REDUCE type], each may be
+        # absent.
         self.compose = COMPOSITIONS[composition](
-            hidden_dim, extra_dim=max(tracking_dim, 0) + node_input_dim
+            hidden_dim, extra_dim=max(tracking_dim, 0) + node_input_dim + type_dim
         )
         self.node_dim = self.compose.node_dim
         self.projection = (
@@ -93,6 +104,11 @@ class Spinn(nn.Module):
         )
         self.tracker = (
             Tracker(hidden_dim, tracking_dim, predict_transitions) if tracking_dim > 0 else None
+        )
+        self.reduce_types = reduce_types
+        self.type_embedding = nn.Embedding(reduce_types, type_dim) if reduce_types else None
+        self.type_classifier = (
+            nn.Linear(tracking_dim, reduce_types) if reduce_types and predict_transitions else None
         )
         # Given transitions and no tracking: compose level by level (core/levelwise.py), the
         # loop running tree-height times instead of 2N - 1. Same function, same parameters.
@@ -110,6 +126,7 @@ class Spinn(nn.Module):
         self_transition_prob: float = 0.0,
         return_nodes: bool = False,
         node_inputs: Optional[torch.Tensor] = None,
+        reduce_types: Optional[torch.Tensor] = None,
     ) -> SpinnOutput:
         """Encodes a batch.
 
@@ -124,6 +141,9 @@ class Spinn(nn.Module):
         ``node_inputs``: (B, T'', node_input_dim), T'' at least the number of steps taken;
         column t is the input of the node made at step t (read at REDUCEs; a leaf's input is
         its word in ``inputs``). Required exactly when ``node_input_dim > 0``.
+        ``reduce_types``: (B, T') the type of each given REDUCE (-1 elsewhere), for a model with
+        typed REDUCE; followed with the given transitions, and predicted where the model follows
+        its own (or, without a type classifier, required).
         """
         if mode not in MODES:
             raise ValueError(f"unknown transition mode {mode!r}")
@@ -141,7 +161,15 @@ class Spinn(nn.Module):
             if self.node_input_dim:
                 raise ValueError("node inputs are not implemented on the soft stack")
             return soft_forward(
-                self.leaves, self.compose, self.tracker, inputs, mask, transitions, return_nodes
+                self.leaves,
+                self.compose,
+                self.tracker,
+                inputs,
+                mask,
+                transitions,
+                return_nodes,
+                type_embedding=self.type_embedding,
+                type_classifier=self.type_classifier,
             )
         if mode == GIVEN and self.tracker is None and self.levelwise:
             return levelwise_forward(
@@ -158,6 +186,12 @@ class Spinn(nn.Module):
         total_steps = int(num_steps.max()) if batch_size else 0
         if transitions is not None:
             transitions = fit_width(transitions.long(), total_steps).to(inputs.device)
+        if (
+            self.reduce_types
+            and self.type_classifier is None
+            and (reduce_types is None or mode != GIVEN)
+        ):
+            raise ValueError("typed REDUCE without a type classifier needs given reduce_types")
 
         device = inputs.device
         if batch_size == 0:
@@ -185,6 +219,10 @@ class Spinn(nn.Module):
         given_steps: Optional[torch.Tensor] = None  # (T, B), sorted rows
         if transitions is not None:
             given_steps = transitions.index_select(0, order).t().contiguous()
+        given_types: Optional[torch.Tensor] = None  # (T, B), sorted rows
+        if reduce_types is not None and self.reduce_types and mode != PREDICTED:
+            given_types = fit_width(reduce_types.long().to(device), total_steps)
+            given_types = given_types.index_select(0, order).t().contiguous()
         reducing: Optional[List[torch.Tensor]] = None
         if mode == GIVEN and sparse_compose:
             assert given_steps is not None
@@ -246,6 +284,8 @@ class Spinn(nn.Module):
         followed = torch.full((total_steps, batch_size), PAD, dtype=torch.long, device=device)
         pushed = base.repeat(total_steps, 1)  # (T, B): the row each step pushed, zero at PAD
         all_logits: List[torch.Tensor] = []
+        all_type_logits: List[torch.Tensor] = []
+        followed_types = torch.full_like(followed, PAD)
 
         for t in range(total_steps):
             k = running[t]
@@ -267,11 +307,17 @@ class Spinn(nn.Module):
                 if logits is not None:
                     all_logits.append(logits)
                 extra = tracker_state[0]
+            type_logits: Optional[torch.Tensor] = None
+            if self.type_classifier is not None:
+                assert extra is not None
+                type_logits = self.type_classifier(extra)
+                all_type_logits.append(type_logits)
             if step_inputs is not None:
                 own = step_inputs[t][:k]
                 extra = own if extra is None else torch.cat([extra, own], dim=-1)
 
             # Which transition each running sentence takes at step t.
+            follow_own: Optional[torch.Tensor] = None
             if mode == GIVEN:
                 assert given_steps is not None
                 action = given_steps[t, :k]
@@ -292,6 +338,12 @@ class Spinn(nn.Module):
                     torch.where(columns[:, 0] >= buffer_end[:k], REDUCE, action),
                 )
             is_reduce = action == REDUCE
+            if self.type_embedding is not None:
+                # The type of each REDUCE: given where the given transition is followed.
+                types = _step_types(type_logits, given_types, t, k, follow_own, mode)
+                followed_types[t, :k] = torch.where(is_reduce, types, PAD)
+                assert extra is not None
+                extra = torch.cat([extra, self.type_embedding(types.clamp(min=0))], dim=-1)
 
             # REDUCE: S[t] := COMPOSE(left = stack second, right = stack top).
             new_rows = step_rows[:k] + t
@@ -340,6 +392,10 @@ class Spinn(nn.Module):
             transition_logits=_unsort_steps(all_logits, active, rank) if all_logits else None,
             mode=mode,
         )
+        if self.type_embedding is not None:
+            output.reduce_types = followed_types.t().index_select(0, rank)
+            if all_type_logits:
+                output.reduce_type_logits = _unsort_steps(all_type_logits, active, rank)
         if return_nodes:
             if total_steps:
                 nodes = tape.read(pushed.t().index_select(0, rank).flatten())
@@ -390,6 +446,30 @@ def _node_input_columns(node_inputs: torch.Tensor, num_steps: int) -> List[torch
             f"got {tuple(node_inputs.shape)}"
         )
     return list(node_inputs[:, :num_steps].unbind(1))
+
+
+def _step_types(
+    type_logits: Optional[torch.Tensor],
+    given_types: Optional[torch.Tensor],
+    t: int,
+    k: int,
+    follow_own: Optional[torch.Tensor],
+    mode: str,
+) -> torch.Tensor:
+    """Shape (k,): the REDUCE type of each running sentence at step t (sorted rows): the
+    given type where the given transition is followed (given mode, or mixed mode's teacher-
+    forced steps) and one is given, the classifier's choice otherwise."""
+    predicted = type_logits.argmax(dim=-1) if type_logits is not None else None
+    if given_types is None or mode == PREDICTED:
+        assert predicted is not None
+        return predicted
+    given = given_types[t, :k]
+    if predicted is None:
+        return given
+    use_given = given >= 0
+    if follow_own is not None:
+        use_given = use_given & ~follow_own
+    return torch.where(use_given, given, predicted)
 
 
 def _unsort_steps(

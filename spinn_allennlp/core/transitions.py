@@ -256,3 +256,27 @@ def bracket_f1(predicted: Sequence[int], gold: Sequence[int]) -> Optional[float]
     predicted_spans = {s for s in constituent_spans(predicted) if s != whole}
     common = len(gold_spans & predicted_spans)
     return 2.0 * common / (len(gold_spans) + len(predicted_spans)) if common else 0.0
+
+
+def labeled_bracket_f1(
+    predicted: Sequence[int],
+    predicted_types: Sequence[int],
+    gold: Sequence[int],
+    gold_types: Sequence[int],
+) -> Optional[float]:
+    """:func:`bracket_f1` where a constituent counts only with the right type too (typed
+    REDUCE): ``*_types`` give each step's type (read at REDUCEs)."""
+    num_words = sum(1 for t in gold if t == SHIFT)
+    whole = (0, num_words)
+
+    def labeled(transitions: Sequence[int], types: Sequence[int]) -> set:
+        reduce_types = [k for t, k in zip(transitions, types) if t == REDUCE]
+        spans = constituent_spans(transitions)
+        return {(s, k) for s, k in zip(spans, reduce_types) if s != whole}
+
+    gold_spans = labeled(gold, gold_types)
+    if not gold_spans:
+        return None
+    predicted_spans = labeled(predicted, predicted_types)
+    common = len(gold_spans & predicted_spans)
+    return 2.0 * common / (len(gold_spans) + len(predicted_spans)) if common else 0.0

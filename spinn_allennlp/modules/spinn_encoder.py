@@ -72,6 +72,16 @@ class SpinnEncoder(TreeEncoder):
     levelwise : `bool`, optional (default = `True`)
         SPINN-PI-NT with given transitions: compose one tree level at a time, batch-wide
         (same function, fewer and larger calls).
+    reduce_types : `int`, optional (default = `0`)
+        Typed REDUCE (NSHRDLU §3.3), with tracking: the number of REDUCE types (e.g. 8 for the
+        `snli_transitions` reader's `reduce_types`). Each type has a learned embedding that
+        joins the composition's input next to the tracker's state, so the composition depends
+        on the type through its gates (a type-specific shift of every gate; one weight slice
+        per type would multiply the composition's parameters by the number of types and starve
+        the rare ones). With a parser, a classifier on the tracker's state predicts the type
+        (train it with `core.supervision.reduce_type_loss`).
+    type_dim : `int`, optional (default = `16`)
+        Size of the type embedding.
     transition_loss_weight : `float`, optional (default = `0.0`)
         With a parser: when gold transitions reach `forward` in training, the encoder adds this
         weight times the transition loss (eq. 7's term, averaged over steps) to whatever loss
@@ -96,6 +106,8 @@ class SpinnEncoder(TreeEncoder):
         projection_batch_norm: bool = False,
         levelwise: bool = True,
         transition_loss_weight: float = 0.0,
+        reduce_types: int = 0,
+        type_dim: int = 16,
     ) -> None:
         super().__init__()
         if transition_loss_weight and not predict_transitions:
@@ -115,6 +127,8 @@ class SpinnEncoder(TreeEncoder):
             projection_dropout=projection_dropout,
             projection_batch_norm=projection_batch_norm,
             levelwise=levelwise,
+            reduce_types=reduce_types,
+            type_dim=type_dim,
         )
         self.parse_at_test_time = parse_at_test_time
         self.self_transition_prob = self_transition_prob
@@ -128,6 +142,10 @@ class SpinnEncoder(TreeEncoder):
     @property
     def has_parser(self) -> bool:
         return self.spinn.predict_transitions
+
+    @property
+    def num_reduce_types(self) -> int:
+        return self.spinn.reduce_types
 
     @property
     def predict_transitions(self) -> bool:
@@ -157,6 +175,7 @@ class SpinnEncoder(TreeEncoder):
         mask: torch.Tensor,
         transitions: Optional[torch.Tensor] = None,
         return_nodes: bool = False,
+        reduce_types: Optional[torch.Tensor] = None,
     ) -> SpinnOutput:
         """The whole `SpinnOutput` of a pass: the sentence vectors, the transitions followed,
         the parser's logits (with a parser) and, with `return_nodes`, every node's state.
@@ -170,6 +189,7 @@ class SpinnEncoder(TreeEncoder):
             mode=mode,
             self_transition_prob=self.self_transition_prob,
             return_nodes=return_nodes,
+            reduce_types=reduce_types if self.spinn.reduce_types else None,
         )
         if self.training and output.transition_logits is not None:
             output.transition_logits = self._parser_probe.watch(output.transition_logits)

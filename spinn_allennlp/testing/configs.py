@@ -36,6 +36,12 @@ SNLI_ENCODER_SIZES: Dict[str, Dict[str, Any]] = {
         "model.encoder.hidden_dim": 10,
         "model.encoder.tracking_dim": 6,
     },
+    "spinn_typed": {
+        "model.encoder.input_dim": 12,
+        "model.encoder.hidden_dim": 10,
+        "model.encoder.tracking_dim": 6,
+        "model.encoder.type_dim": 3,
+    },
 }
 
 

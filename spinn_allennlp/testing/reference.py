@@ -51,17 +51,23 @@ class ReferenceParse:
     transitions: List[int]  # the T transitions followed
     transition_logits: Optional[torch.Tensor]  # (T, 2) with a parser
     node_states: torch.Tensor  # (T, node_dim): the node pushed at each step
+    reduce_types: Optional[List[int]] = None  # typed REDUCE: each step's type (-1 at SHIFTs)
 
 
 def reference_spinn(
-    model: Spinn, words: torch.Tensor, transitions: Optional[Sequence[int]] = None
+    model: Spinn,
+    words: torch.Tensor,
+    transitions: Optional[Sequence[int]] = None,
+    reduce_types: Optional[Sequence[int]] = None,
 ) -> ReferenceParse:
     """Algorithm 1 for one sentence with Python lists for the stack and the buffer, one step
     and one node at a time, with ``model``'s own layers (any variant: tracking, parser,
     composition). ``words``: (n, input_dim), n >= 1. Follows ``transitions`` when given (no
     PAD), else the parser's argmax restricted to legal moves (SHIFT below two stack items,
     REDUCE once the buffer is empty): the batched loop of ``Spinn.forward`` in "given" and
-    "predicted" mode, written without any of its batching."""
+    "predicted" mode, written without any of its batching. With typed REDUCE, each REDUCE's
+    type is ``reduce_types[t]`` when given, else the type classifier's argmax, and its
+    embedding joins the composition's extra input."""
     n = words.size(0)
     hidden = model.compose.hidden
     buffer = list(model.leaves(words.unsqueeze(0), torch.ones(1, n, dtype=torch.bool)))
@@ -71,6 +77,7 @@ def reference_spinn(
     followed: List[int] = []
     logits_per_step: List[torch.Tensor] = []
     pushed: List[torch.Tensor] = []
+    types_followed: List[int] = []
     position = 0
     for t in range(2 * n - 1 if transitions is None else len(transitions)):
         extra = None
@@ -96,8 +103,18 @@ def reference_spinn(
         if action == SHIFT:
             stack.append(buffer[position])
             position += 1
+            types_followed.append(-1)
         else:
             right, left = stack.pop(), stack.pop()
+            if model.type_embedding is not None:
+                assert extra is not None
+                if reduce_types is not None:
+                    kind = int(reduce_types[t])
+                else:
+                    assert model.type_classifier is not None
+                    kind = int(model.type_classifier(extra)[0].argmax())
+                types_followed.append(kind)
+                extra = torch.cat([extra, model.type_embedding.weight[kind].unsqueeze(0)], dim=-1)
             stack.append(model.compose(left.unsqueeze(0), right.unsqueeze(0), extra)[0])
         followed.append(action)
         pushed.append(stack[-1])
@@ -106,6 +123,7 @@ def reference_spinn(
         transitions=followed,
         transition_logits=torch.stack(logits_per_step) if logits_per_step else None,
         node_states=torch.stack(pushed),
+        reduce_types=types_followed if model.type_embedding is not None else None,
     )
 
 

@@ -120,3 +120,15 @@ def test_pairs_encoded_together_equal_separate_calls(variant):
         assert (key in together) == (key in separate)
         if key in together:
             assert torch.equal(together[key], separate[key])
+
+
+def test_typed_reduce_reports_labeled_f1_and_trains_the_type_classifier():
+    model, batch = model_and_batch("spinn_typed")
+    assert "premise_reduce_types" in batch
+    model.train()
+    model(**batch)["loss"].backward()
+    assert model._encoder.spinn.type_classifier.weight.grad.abs().sum() > 0
+    model.eval()
+    model(**batch)
+    metrics = model.get_metrics(reset=True)
+    assert 0.0 <= metrics["labeled_bracket_f1"] <= metrics["bracket_f1"] <= 1.0
