@@ -8,6 +8,9 @@
 // random subset of it.
 //
 // Sizes are small for CPU training (15 token types): D = 64, embeddings 64, one MLP layer.
+// Training examples longer than 100 tokens are left out (counted by the reader; 10 % of the
+// generated data, as of the test set): they cost most of the sequential models' steps. Dev and
+// test keep every length.
 {
   embedding_dim: 64,
   hidden_dim: 64,
@@ -16,6 +19,7 @@
   dataset_reader(gold_trees=true):: {
     type: "listops",
     gold_trees: gold_trees,
+    max_length: 100,
   },
   // The first 2,000 lines of the (random-order) generated dev file select the model.
   validation_dataset_reader(gold_trees=true):: {
@@ -42,16 +46,16 @@
 
   // Length bucketing; ListOps examples run from 4 to ~1,000 tokens.
   data_loader: {
-    batch_sampler: { type: "bucket", batch_size: 64, sorting_keys: ["tokens"] },
+    batch_sampler: { type: "bucket", batch_size: 128, sorting_keys: ["tokens"] },
   },
   validation_data_loader: {
     batch_sampler: { type: "bucket", batch_size: 256, sorting_keys: ["tokens"] },
   },
 
-  trainer(lr=1e-3, num_epochs=20):: {
+  trainer(lr=2e-3, num_epochs=20):: {
     optimizer: { type: "adam", lr: lr },
     num_epochs: num_epochs,
-    patience: 5,
+    patience: 3,
     validation_metric: "+accuracy",
     grad_norm: 5.0,
   },
