@@ -19,7 +19,7 @@ only the sentences that REDUCE are composed (their indices known before the loop
 transitions are given, so that GPUs need no host synchronisation inside the loop).
 """
 
-from typing import List, Optional
+from typing import Callable, List, Optional
 
 import torch
 from torch import nn
@@ -30,7 +30,7 @@ from spinn_allennlp.core.batching import (
     default_transitions,
     fit_width,
 )
-from spinn_allennlp.core.cells import COMPOSITIONS, BufferProjection, Tracker
+from spinn_allennlp.core.cells import COMPOSITIONS, BufferProjection, Summaries, Tracker
 from spinn_allennlp.core.levelwise import levelwise_forward
 from spinn_allennlp.core.output import GIVEN, MIXED, MODES, PREDICTED, SOFT, SpinnOutput
 from spinn_allennlp.core.soft_stack import soft_forward
@@ -51,6 +51,8 @@ class Spinn(nn.Module):
       composition depends on the type (through its gates: a type-specific, low-rank shift of
       every gate's pre-activation). With a parser, a type classifier on the tracker's state
       predicts the type of each REDUCE; given types are followed where given transitions are.
+    * ``summary_dim>0`` (needs tracking): the tracker also reads LSTM summaries of the whole
+      stack and of the whole buffer (NSHRDLU §3.1; ``cells.Summaries``), not only their tops.
 
     Node inputs (Chen et al. 2017, eq. 3-10): with ``node_input_dim > 0`` every REDUCE also
     takes an input vector of its own, ``node_inputs[:, t]`` for the node made at step t, next
@@ -73,12 +75,15 @@ class Spinn(nn.Module):
         leaf: str = "projection",
         reduce_types: int = 0,
         type_dim: int = 16,
+        summary_dim: int = 0,
     ) -> None:
         super().__init__()
         if predict_transitions and tracking_dim <= 0:
             raise ValueError("predicting transitions needs a tracking LSTM (tracking_dim > 0)")
         if reduce_types and tracking_dim <= 0:
             raise ValueError("typed REDUCE needs a tracking LSTM (tracking_dim > 0)")
+        if summary_dim and tracking_dim <= 0:
+            raise ValueError("stack and buffer summaries feed a tracking LSTM (tracking_dim > 0)")
         if composition not in COMPOSITIONS:
             raise ValueError(
                 f"composition must be one of {sorted(COMPOSITIONS)}, got {composition!r}"
@@ -103,8 +108,11 @@ class Spinn(nn.Module):
             else None
         )
         self.tracker = (
-            Tracker(hidden_dim, tracking_dim, predict_transitions) if tracking_dim > 0 else None
+            Tracker(hidden_dim, tracking_dim, predict_transitions, summary_dim)
+            if tracking_dim > 0
+            else None
         )
+        self.summaries = Summaries(hidden_dim, summary_dim) if summary_dim else None
         self.reduce_types = reduce_types
         self.type_embedding = nn.Embedding(reduce_types, type_dim) if reduce_types else None
         self.type_classifier = (
@@ -160,6 +168,8 @@ class Spinn(nn.Module):
             assert self.tracker is not None  # predict_transitions needs one
             if self.node_input_dim:
                 raise ValueError("node inputs are not implemented on the soft stack")
+            if self.summaries is not None:
+                raise ValueError("stack and buffer summaries are not implemented on the soft stack")
             return soft_forward(
                 self.leaves,
                 self.compose,
@@ -278,6 +288,11 @@ class Spinn(nn.Module):
         moves = torch.tensor([[1, 1, 1], [0, -1, -1]], device=device)
 
         hidden = self.compose.hidden
+        summaries = None
+        if self.summaries is not None:
+            summaries = _SummaryState(
+                self.summaries, tape, hidden, base, lengths_sorted, total_steps, like=inputs
+            )
         tracker_state = (
             self.tracker.initial_state(batch_size, inputs) if self.tracker is not None else None
         )
@@ -303,6 +318,7 @@ class Spinn(nn.Module):
                     hidden(nodes[:, 1]),
                     hidden(nodes[:, 2]),
                     (tracker_state[0][:k], tracker_state[1][:k]),
+                    None if summaries is None else summaries.read(columns, buffer_start),
                 )
                 if logits is not None:
                     all_logits.append(logits)
@@ -381,6 +397,8 @@ class Spinn(nn.Module):
             push_rows = torch.where(is_reduce, new_rows, read_rows[:, 0])
             slots = torch.where(is_reduce, columns[:, 2], columns[:, 1] + 1)
             pointers[:k].scatter_(1, slots.unsqueeze(1), push_rows.unsqueeze(1))
+            if summaries is not None:
+                summaries.push(hidden(tape.read(push_rows)), slots, t)
             columns += moves.index_select(0, is_reduce.long())
             followed[t, :k] = action
             pushed[t, :k] = push_rows
@@ -446,6 +464,64 @@ def _node_input_columns(node_inputs: torch.Tensor, num_steps: int) -> List[torch
             f"got {tuple(node_inputs.shape)}"
         )
     return list(node_inputs[:, :num_steps].unbind(1))
+
+
+class _SummaryState:
+    """The stack and buffer summaries during one pass (sorted rows, see ``Spinn.forward``).
+
+    Stack summaries go to a write-once tape of their own, one row per step (the summary of the
+    stack after that step's push) and a zero row per sentence, with row pointers laid out like
+    the stack's (columns 0-1 empty, item d at column d + 1): what autograd keeps stays
+    O(B * T * summary_dim). Buffer summaries are computed once, before the first step."""
+
+    def __init__(
+        self,
+        summaries: Summaries,
+        tape: WriteOnceTape,
+        hidden: Callable[[torch.Tensor], torch.Tensor],
+        base: torch.Tensor,
+        lengths: torch.Tensor,
+        total_steps: int,
+        like: torch.Tensor,
+    ) -> None:
+        batch_size = base.size(0)
+        max_tokens = int(lengths.max()) if batch_size else 0
+        device = base.device
+        self.summaries = summaries
+        positions = torch.arange(max_tokens, device=device)
+        # Rows of real words only (padding words were never written): the zero row elsewhere.
+        word_rows = torch.where(
+            positions < lengths.unsqueeze(1), base.unsqueeze(1) + 1 + positions, base.unsqueeze(1)
+        )
+        words = hidden(tape.read(word_rows.flatten())).view(batch_size, max_tokens, -1)
+        self.buffer = summaries.remaining(words, lengths)  # (B, N + 1, S)
+        self.base = torch.arange(batch_size, device=device) * (1 + total_steps)
+        self.tape = WriteOnceTape(
+            batch_size * (1 + total_steps),
+            2 * summaries.summary_dim,
+            like=like,
+            zero_rows=self.base,
+        )
+        self.pointers = self.base.unsqueeze(1).repeat(1, max_tokens + 2)
+
+    def read(self, columns: torch.Tensor, buffer_start: int) -> torch.Tensor:
+        """Shape (k, 2 * S): the summaries of the stack (stored with its top item) and of the
+        buffer's rest, for the first k sorted sentences; ``columns`` is their cursor."""
+        k = columns.size(0)
+        top = self.pointers[:k].gather(1, columns[:, 1:2]).squeeze(1)
+        stack = self.tape.read(top)[:, : self.summaries.summary_dim]
+        shifted = (columns[:, 0] - buffer_start).view(k, 1, 1)
+        buffer = self.buffer[:k].gather(1, shifted.expand(-1, -1, self.buffer.size(2))).squeeze(1)
+        return torch.cat([stack, buffer], dim=-1)
+
+    def push(self, pushed: torch.Tensor, slots: torch.Tensor, t: int) -> None:
+        """Records the stack summaries after step t's push of items with h ``pushed`` into
+        stack columns ``slots`` of the first k sorted sentences."""
+        k = slots.size(0)
+        below = self.tape.read(self.pointers[:k].gather(1, (slots - 1).unsqueeze(1)).squeeze(1))
+        rows = self.base[:k] + 1 + t
+        self.tape.write(rows, self.summaries.push(pushed, below))
+        self.pointers[:k].scatter_(1, slots.unsqueeze(1), rows.unsqueeze(1))
 
 
 def _step_types(

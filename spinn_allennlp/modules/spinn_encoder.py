@@ -82,6 +82,10 @@ class SpinnEncoder(TreeEncoder):
         (train it with `core.supervision.reduce_type_loss`).
     type_dim : `int`, optional (default = `16`)
         Size of the type embedding.
+    summary_dim : `int`, optional (default = `0`)
+        With tracking: the tracker also reads LSTM summaries of the whole stack (a stack LSTM,
+        as Dyer et al. 2015) and of the whole buffer, each of this size (NSHRDLU §3.1); 0 for
+        the paper's three inputs only. Not with `soft_stack`.
     transition_loss_weight : `float`, optional (default = `0.0`)
         With a parser: when gold transitions reach `forward` in training, the encoder adds this
         weight times the transition loss (eq. 7's term, averaged over steps) to whatever loss
@@ -108,6 +112,7 @@ class SpinnEncoder(TreeEncoder):
         transition_loss_weight: float = 0.0,
         reduce_types: int = 0,
         type_dim: int = 16,
+        summary_dim: int = 0,
     ) -> None:
         super().__init__()
         if transition_loss_weight and not predict_transitions:
@@ -129,6 +134,7 @@ class SpinnEncoder(TreeEncoder):
             levelwise=levelwise,
             reduce_types=reduce_types,
             type_dim=type_dim,
+            summary_dim=summary_dim,
         )
         self.parse_at_test_time = parse_at_test_time
         self.self_transition_prob = self_transition_prob

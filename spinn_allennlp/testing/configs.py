@@ -112,6 +112,7 @@ LISTOPS_VARIANTS = [
     "spinn_model2",
     "spinn_model3",
     "spinn_model4",
+    "spinn_summaries",
 ]
 LISTOPS_SMALL: Dict[str, Any] = {
     "train_data_path": str(LISTOPS_SAMPLE),
@@ -131,6 +132,8 @@ def listops_small_overrides(variant: str, **extra: Any) -> Dict[str, Any]:
         sizes = {"model.encoder.input_dim": 8, "model.encoder.hidden_dim": 6}
         if variant not in ("spinn_pi_nt", "spinn_pi_nt_balanced"):
             sizes["model.encoder.tracking_dim"] = 4
+        if variant == "spinn_summaries":
+            sizes["model.encoder.summary_dim"] = 3
     return {**LISTOPS_SMALL, **sizes, **extra}
 
 

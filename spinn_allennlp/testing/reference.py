@@ -73,6 +73,15 @@ def reference_spinn(
     buffer = list(model.leaves(words.unsqueeze(0), torch.ones(1, n, dtype=torch.bool)))
     zero = words.new_zeros(model.node_dim)
     stack: List[torch.Tensor] = []
+    # With summaries (NSHRDLU 3.1): each stack item's stack-LSTM state, and the buffer LSTM's
+    # h over words j..n-1 for each j (run last word first), zeros for an empty buffer.
+    stack_summaries: List[torch.Tensor] = []
+    buffer_summaries: List[torch.Tensor] = []
+    if model.summaries is not None:
+        size = model.summaries.summary_dim
+        backwards = torch.stack([hidden(node) for node in reversed(buffer)]).unsqueeze(0)
+        states = model.summaries.buffer(backwards)[0][0]
+        buffer_summaries = [states[n - 1 - j] for j in range(n)] + [words.new_zeros(size)]
     state = model.tracker.initial_state(1, words) if model.tracker is not None else None
     followed: List[int] = []
     logits_per_step: List[torch.Tensor] = []
@@ -88,7 +97,16 @@ def reference_spinn(
                 stack[-1] if stack else zero,
                 stack[-2] if len(stack) > 1 else zero,
             ]
-            state, logits = model.tracker(*(hidden(f).unsqueeze(0) for f in features), state)
+            summaries = None
+            if model.summaries is not None:
+                empty = words.new_zeros(2 * model.summaries.summary_dim)
+                top_summary = stack_summaries[-1] if stack_summaries else empty
+                summaries = torch.cat(
+                    [top_summary[: model.summaries.summary_dim], buffer_summaries[position]]
+                ).unsqueeze(0)
+            state, logits = model.tracker(
+                *(hidden(f).unsqueeze(0) for f in features), state, summaries
+            )
             extra = state[0]
             if logits is not None:
                 logits_per_step.append(logits[0])
@@ -106,6 +124,8 @@ def reference_spinn(
             types_followed.append(-1)
         else:
             right, left = stack.pop(), stack.pop()
+            if model.summaries is not None:
+                stack_summaries = stack_summaries[:-2]
             if model.type_embedding is not None:
                 assert extra is not None
                 if reduce_types is not None:
@@ -116,6 +136,15 @@ def reference_spinn(
                 types_followed.append(kind)
                 extra = torch.cat([extra, model.type_embedding.weight[kind].unsqueeze(0)], dim=-1)
             stack.append(model.compose(left.unsqueeze(0), right.unsqueeze(0), extra)[0])
+        if model.summaries is not None:
+            below = (
+                stack_summaries[-1]
+                if stack_summaries
+                else words.new_zeros(2 * model.summaries.summary_dim)
+            )
+            stack_summaries.append(
+                model.summaries.push(hidden(stack[-1]).unsqueeze(0), below.unsqueeze(0))[0]
+            )
         followed.append(action)
         pushed.append(stack[-1])
     return ReferenceParse(
