@@ -132,3 +132,20 @@ def test_typed_reduce_reports_labeled_f1_and_trains_the_type_classifier():
     model(**batch)
     metrics = model.get_metrics(reset=True)
     assert 0.0 <= metrics["labeled_bracket_f1"] <= metrics["bracket_f1"] <= 1.0
+
+
+@pytest.mark.parametrize("variant", ["spinn_model2", "spinn_model3", "spinn_model4"])
+def test_latent_tree_configs_train_their_parser(variant):
+    """NSHRDLU Models 2-4 on SNLI (the full ModelTestCase runs their ListOps twins): a training
+    batch reaches the parser (Model 4 from the label's loss alone), and evaluation follows the
+    model's own trees."""
+    model, batch = model_and_batch(variant)
+    model.train()
+    model(**batch)["loss"].backward()
+    classifier = model._encoder.spinn.tracker.transition_classifier
+    assert classifier.weight.grad is not None and classifier.weight.grad.abs().sum() > 0
+    model.eval()
+    output = model(**batch)
+    expected = "predicted" if variant == "spinn_model2" else "soft"
+    assert output["premise_transitions_source"][0] == expected
+    assert 0.0 <= model.get_metrics(reset=True)["bracket_f1"] <= 1.0
