@@ -19,6 +19,10 @@ NAMES = {
     "spinn_pi_nt": "SPINN-PI-NT",
     "spinn_pi": "SPINN-PI",
     "spinn": "SPINN (own parser at test)",
+    "spinn_model2": "Model 2: own transitions (scheduled)",
+    "spinn_model3": "Model 3: soft stack, supervised",
+    "spinn_model4": "Model 4: soft stack, latent trees",
+    "spinn_typed": "SPINN, typed REDUCE",
 }
 # Chen et al. (2017); "him" is made from the esim and tree_esim runs of the same seed.
 ATTENTION_NAMES = {
@@ -52,13 +56,13 @@ def read_json(path: Path) -> Optional[Dict]:
 def spinn_table(runs: Path) -> None:
     print(
         "| model | params (excl. embeddings) | best epoch | dev acc. | test acc. | "
-        "test trans. acc. | test tree acc. | test valid trees | train wall time |"
+        "test trans. acc. | test tree acc. | test valid trees | test bracket F1 | "
+        "train wall time |"
     )
-    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|")
+    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
     for variant, name in NAMES.items():
         run = runs / variant
         if not (run / "metrics.json").exists():
-            print(f"| {name} | (not run) |||||||")
             continue
         metrics = json.loads((run / "metrics.json").read_text())
         test = json.loads((run / "test_metrics.json").read_text())
@@ -67,7 +71,7 @@ def spinn_table(runs: Path) -> None:
             f"| {name} | {parameters(run) / 1e6:.2f}M | {metrics['best_epoch']} | "
             f"{percent(metrics['best_validation_accuracy'])} | {percent(test['accuracy'])} | "
             f"{percent(test.get('transition_accuracy'))} | {percent(test.get('tree_accuracy'))} | "
-            f"{percent(test.get('valid_tree_rate'))} | "
+            f"{percent(test.get('valid_tree_rate'))} | {percent(test.get('bracket_f1'))} | "
             f"{wall['train_wall_seconds'] / 60:.1f} min ({metrics['epoch'] + 1} epochs) |"
         )
 

@@ -7,6 +7,8 @@ module, so `spinn_allennlp.core` and `spinn_allennlp.testing` load with torch al
 """
 
 from spinn_allennlp.classification import (
+    ListOpsReader,
+    SpinnClassifier,
     SstTreesReader,
     TreeNodeClassifier,
     TreeNodeClassifierPredictor,
@@ -40,11 +42,14 @@ from spinn_allennlp.training import (
     MeanSquaredError,
     ParseMetrics,
     RestoreRandomState,
+    SelfTransitionSchedule,
     Share,
     StepDecayPerBatch,
 )
 
 __all__ = [
+    "ListOpsReader",
+    "SpinnClassifier",
     "PtbSpacyTokenizer",
     "TreeSource",
     "BalancedTrees",
@@ -72,6 +77,7 @@ __all__ = [
     "MeanSquaredError",
     "ParseMetrics",
     "RestoreRandomState",
+    "SelfTransitionSchedule",
     "Share",
     "StepDecayPerBatch",
 ]

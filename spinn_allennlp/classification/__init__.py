@@ -1,8 +1,16 @@
 """Sentence classification over trees: the Stanford Sentiment Treebank with a label on every
-node (reader "sst_trees", model "tree_node_classifier", predictor "tree_node_classifier")."""
+node (reader "sst_trees", model and predictor "tree_node_classifier") and ListOps (Nangia and
+Bowman 2018; reader "listops", model "spinn_classifier") with SPINN and its latent-tree variants.
+Importing this package registers its readers, models and predictor."""
 
-from spinn_allennlp.classification.dataset_readers import SstTreesReader
-from spinn_allennlp.classification.models import TreeNodeClassifier
+from spinn_allennlp.classification.dataset_readers import ListOpsReader, SstTreesReader
+from spinn_allennlp.classification.models import SpinnClassifier, TreeNodeClassifier
 from spinn_allennlp.classification.predictors import TreeNodeClassifierPredictor
 
-__all__ = ["SstTreesReader", "TreeNodeClassifier", "TreeNodeClassifierPredictor"]
+__all__ = [
+    "ListOpsReader",
+    "SpinnClassifier",
+    "SstTreesReader",
+    "TreeNodeClassifier",
+    "TreeNodeClassifierPredictor",
+]

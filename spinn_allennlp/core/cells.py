@@ -134,12 +134,20 @@ COMPOSITIONS: Dict[str, Type[Composition]] = {
 
 class Tracker(nn.Module):
     """§3.3: an LSTM run alongside the parser over (buffer top, stack top, stack second), whose
-    state feeds the composition and, with a parser, the transition classifier (eq. 5)."""
+    state feeds the composition and, with a parser, the transition classifier (eq. 5).
+    ``summary_dim`` > 0 adds two more inputs of that size (NSHRDLU §3.1: summaries of the whole
+    stack and buffer, see :class:`Summaries`)."""
 
-    def __init__(self, hidden_dim: int, tracking_dim: int, predict_transitions: bool) -> None:
+    def __init__(
+        self,
+        hidden_dim: int,
+        tracking_dim: int,
+        predict_transitions: bool,
+        summary_dim: int = 0,
+    ) -> None:
         super().__init__()
         self.tracking_dim = tracking_dim
-        self.cell = nn.LSTMCell(3 * hidden_dim, tracking_dim)
+        self.cell = nn.LSTMCell(3 * hidden_dim + 2 * summary_dim, tracking_dim)
         self.transition_classifier = nn.Linear(tracking_dim, 2) if predict_transitions else None
 
     def initial_state(
@@ -154,7 +162,58 @@ class Tracker(nn.Module):
         stack_top: torch.Tensor,
         stack_second: torch.Tensor,
         state: Tuple[torch.Tensor, torch.Tensor],
+        summaries: Optional[torch.Tensor] = None,
     ):
-        h, c = self.cell(torch.cat([buffer_top, stack_top, stack_second], dim=-1), state)
+        features = [buffer_top, stack_top, stack_second]
+        if summaries is not None:
+            features.append(summaries)
+        h, c = self.cell(torch.cat(features, dim=-1), state)
         logits = self.transition_classifier(h) if self.transition_classifier is not None else None
         return (h, c), logits
+
+
+class Summaries(nn.Module):
+    """NSHRDLU §3.1: LSTMs over the contents of the stack and of the buffer, for the tracker
+    (as the stack LSTM of Dyer et al. 2015).
+
+    * Stack: each item pushed gets the state of one LSTM step on its h from the state of the
+      item below it, so the state stored with the top item summarises the whole stack, bottom
+      to top; a pop returns to the state of the item below, at no cost.
+    * Buffer: an LSTM run once over the words from the last to the first; its state at word j
+      summarises the words j..N-1, what is left in the buffer after j SHIFTs.
+
+    ``summary_dim`` is the size of each summary (h of its LSTM).
+    """
+
+    def __init__(self, hidden_dim: int, summary_dim: int) -> None:
+        super().__init__()
+        self.summary_dim = summary_dim
+        self.stack = nn.LSTMCell(hidden_dim, summary_dim)
+        self.buffer = nn.LSTM(hidden_dim, summary_dim, batch_first=True)
+
+    def push(self, pushed: torch.Tensor, below: torch.Tensor) -> torch.Tensor:
+        """The stack summary ``[h; c]`` (rows, 2 * summary_dim) after pushing items with h
+        ``pushed`` onto stacks whose top item's summary is ``below``."""
+        h, c = self.stack(pushed, below.chunk(2, dim=-1))
+        return torch.cat([h, c], dim=-1)
+
+    def remaining(self, words: torch.Tensor, lengths: torch.Tensor) -> torch.Tensor:
+        """Shape (B, N + 1, summary_dim): h of the buffer LSTM over words j..n-1 of each
+        sentence, zeros from j = n on (an empty buffer). ``words``: (B, N, hidden_dim) h of
+        the words, ``lengths``: (B,)."""
+        batch_size, max_tokens, _ = words.shape
+        positions = torch.arange(max_tokens, device=words.device).unsqueeze(0)
+        # Word n - 1 - j of each sentence at position j: the words last to first.
+        backwards = (lengths.unsqueeze(1) - 1 - positions).clamp(min=0)
+        reversed_words = words.gather(1, backwards.unsqueeze(-1).expand_as(words))
+        packed = nn.utils.rnn.pack_padded_sequence(
+            reversed_words, lengths.clamp(min=1).cpu(), batch_first=True, enforce_sorted=False
+        )
+        states, _ = self.buffer(packed)
+        states, _ = nn.utils.rnn.pad_packed_sequence(
+            states, batch_first=True, total_length=max_tokens
+        )
+        # The state after reading words n-1..j sits at position n - 1 - j.
+        summary = states.gather(1, backwards.unsqueeze(-1).expand(-1, -1, self.summary_dim))
+        summary = summary * (positions < lengths.unsqueeze(1)).unsqueeze(-1)
+        return torch.cat([summary, summary.new_zeros(batch_size, 1, self.summary_dim)], dim=1)

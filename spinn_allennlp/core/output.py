@@ -11,7 +11,8 @@ from spinn_allennlp.core.transitions import PAD
 GIVEN = "given"  # the transitions passed in (gold parses, or the balanced default tree)
 PREDICTED = "predicted"  # the model's own parser, restricted to legal moves
 MIXED = "mixed"  # per step, the given transition or (with some probability) its own
-MODES = (GIVEN, PREDICTED, MIXED)
+SOFT = "soft"  # a soft stack whose strengths are the parser's probabilities (soft_stack.py)
+MODES = (GIVEN, PREDICTED, MIXED, SOFT)
 
 
 @dataclass
@@ -28,8 +29,16 @@ class SpinnOutput:
     # tree's nodes in post-order: leaves at SHIFTs, constituents at REDUCEs), when asked for.
     node_hidden: Optional[torch.Tensor] = None
     node_states: Optional[torch.Tensor] = None
-    # Which transitions were followed: GIVEN, PREDICTED or MIXED.
+    # Which transitions were followed: GIVEN, PREDICTED, MIXED or SOFT (then ``transitions`` is
+    # the discrete tree the soft pass prefers).
     mode: str = GIVEN
+    # Shape: (B, T). Soft mode: the strength of REDUCE at each step after the legal-move rule
+    # (0 after the sentence's end).
+    reduce_strengths: Optional[torch.Tensor] = None
+    # Typed REDUCE (NSHRDLU §3.3). Shape (B, T): the type of each REDUCE followed (PAD = -1 at
+    # SHIFTs and after the end); shape (B, T, K): the type classifier's logits at every step.
+    reduce_types: Optional[torch.Tensor] = None
+    reduce_type_logits: Optional[torch.Tensor] = None
 
     def split(self, sizes: Sequence[int]) -> List["SpinnOutput"]:
         """The outputs of consecutive groups of ``sizes`` sentences (e.g. premises, then
@@ -50,6 +59,9 @@ class SpinnOutput:
                     transition_logits=_cut(self.transition_logits, rows, steps),
                     node_hidden=_cut(self.node_hidden, rows, steps),
                     node_states=_cut(self.node_states, rows, steps),
+                    reduce_strengths=_cut(self.reduce_strengths, rows, steps),
+                    reduce_types=_cut(self.reduce_types, rows, steps),
+                    reduce_type_logits=_cut(self.reduce_type_logits, rows, steps),
                 )
             )
         return outputs

@@ -19,7 +19,7 @@ only the sentences that REDUCE are composed (their indices known before the loop
 transitions are given, so that GPUs need no host synchronisation inside the loop).
 """
 
-from typing import List, Optional
+from typing import Callable, List, Optional
 
 import torch
 from torch import nn
@@ -33,9 +33,10 @@ from spinn_allennlp.core.batching import (
     default_transitions,
     fit_width,
 )
-from spinn_allennlp.core.cells import COMPOSITIONS, BufferProjection, Tracker
+from spinn_allennlp.core.cells import COMPOSITIONS, BufferProjection, Summaries, Tracker
 from spinn_allennlp.core.levelwise import levelwise_forward
-from spinn_allennlp.core.output import GIVEN, MIXED, MODES, SpinnOutput
+from spinn_allennlp.core.output import GIVEN, MIXED, MODES, PREDICTED, SOFT, SpinnOutput
+from spinn_allennlp.core.soft_stack import soft_forward
 from spinn_allennlp.core.tape import WriteOnceTape
 from spinn_allennlp.core.transitions import PAD, REDUCE, SHIFT
 
@@ -48,6 +49,13 @@ class Spinn(nn.Module):
     * ``tracking_dim>0``: SPINN-PI, the tracking LSTM feeds the composition (§3.3).
     * ``predict_transitions=True`` (needs tracking): full SPINN, with a transition classifier
       (eq. 5) that can drive the parse itself.
+    * ``reduce_types=K`` (needs tracking): typed REDUCE (NSHRDLU §3.3): each REDUCE has one of K
+      types, whose learned embedding (``type_dim``) joins the composition's extra input, so the
+      composition depends on the type (through its gates: a type-specific, low-rank shift of
+      every gate's pre-activation). With a parser, a type classifier on the tracker's state
+      predicts the type of each REDUCE; given types are followed where given transitions are.
+    * ``summary_dim>0`` (needs tracking): the tracker also reads LSTM summaries of the whole
+      stack and of the whole buffer (NSHRDLU §3.1; ``cells.Summaries``), not only their tops.
 
     Node inputs (Chen et al. 2017, eq. 3-10): with ``node_input_dim > 0`` every REDUCE also
     takes an input vector of its own, ``node_inputs[:, t]`` for the node made at step t, next
@@ -68,10 +76,17 @@ class Spinn(nn.Module):
         levelwise: bool = True,
         node_input_dim: int = 0,
         leaf: str = "projection",
+        reduce_types: int = 0,
+        type_dim: int = 16,
+        summary_dim: int = 0,
     ) -> None:
         super().__init__()
         if predict_transitions and tracking_dim <= 0:
             raise ValueError("predicting transitions needs a tracking LSTM (tracking_dim > 0)")
+        if reduce_types and tracking_dim <= 0:
+            raise ValueError("typed REDUCE needs a tracking LSTM (tracking_dim > 0)")
+        if summary_dim and tracking_dim <= 0:
+            raise ValueError("stack and buffer summaries feed a tracking LSTM (tracking_dim > 0)")
         if composition not in COMPOSITIONS:
             raise ValueError(
                 f"composition must be one of {sorted(COMPOSITIONS)}, got {composition!r}"
@@ -83,9 +98,11 @@ class Spinn(nn.Module):
         self.hidden_dim = hidden_dim
         self.predict_transitions = predict_transitions
         self.node_input_dim = node_input_dim
-        # The composition's extra input: [tracker state; node input], either may be absent.
+        type_dim = type_dim if reduce_types else 0
+        # The composition's extra input: [tracker state; node input; REDUCE type], each may be
+        # absent.
         self.compose = COMPOSITIONS[composition](
-            hidden_dim, extra_dim=max(tracking_dim, 0) + node_input_dim
+            hidden_dim, extra_dim=max(tracking_dim, 0) + node_input_dim + type_dim
         )
         self.node_dim = self.compose.node_dim
         self.projection = (
@@ -94,7 +111,15 @@ class Spinn(nn.Module):
             else None
         )
         self.tracker = (
-            Tracker(hidden_dim, tracking_dim, predict_transitions) if tracking_dim > 0 else None
+            Tracker(hidden_dim, tracking_dim, predict_transitions, summary_dim)
+            if tracking_dim > 0
+            else None
+        )
+        self.summaries = Summaries(hidden_dim, summary_dim) if summary_dim else None
+        self.reduce_types = reduce_types
+        self.type_embedding = nn.Embedding(reduce_types, type_dim) if reduce_types else None
+        self.type_classifier = (
+            nn.Linear(tracking_dim, reduce_types) if reduce_types and predict_transitions else None
         )
         # Given transitions and no tracking: compose level by level (core/levelwise.py), the
         # loop running tree-height times instead of 2N - 1. Same function, same parameters.
@@ -112,6 +137,7 @@ class Spinn(nn.Module):
         self_transition_prob: float = 0.0,
         return_nodes: bool = False,
         node_inputs: Optional[torch.Tensor] = None,
+        reduce_types: Optional[torch.Tensor] = None,
     ) -> SpinnOutput:
         """Encodes a batch.
 
@@ -120,10 +146,15 @@ class Spinn(nn.Module):
         (the balanced binary tree when None), mixed with predictions in "mixed" mode and unused
         in "predicted" mode.
         ``self_transition_prob`` is the chance, per step, that "mixed" mode follows the model's
-        own prediction instead of the given transition (NSHRDLU Model 2).
+        own prediction instead of the given transition (NSHRDLU Model 2). "soft" mode runs a soft
+        stack whose strengths are the parser's probabilities (``soft_stack.py``; NSHRDLU Models
+        3-4), or the one-hot strengths of ``transitions`` when given.
         ``node_inputs``: (B, T'', node_input_dim), T'' at least the number of steps taken;
         column t is the input of the node made at step t (read at REDUCEs; a leaf's input is
         its word in ``inputs``). Required exactly when ``node_input_dim > 0``.
+        ``reduce_types``: (B, T') the type of each given REDUCE (-1 elsewhere), for a model with
+        typed REDUCE; followed with the given transitions, and predicted where the model follows
+        its own (or, without a type classifier, required).
         """
         if mode not in MODES:
             raise ValueError(f"unknown transition mode {mode!r}")
@@ -135,6 +166,23 @@ class Spinn(nn.Module):
             raise ValueError(
                 f"node_inputs must be given exactly when node_input_dim > 0 "
                 f"(node_input_dim = {self.node_input_dim})"
+            )
+        if mode == SOFT:
+            assert self.tracker is not None  # predict_transitions needs one
+            if self.node_input_dim:
+                raise ValueError("node inputs are not implemented on the soft stack")
+            if self.summaries is not None:
+                raise ValueError("stack and buffer summaries are not implemented on the soft stack")
+            return soft_forward(
+                self.leaves,
+                self.compose,
+                self.tracker,
+                inputs,
+                mask,
+                transitions,
+                return_nodes,
+                type_embedding=self.type_embedding,
+                type_classifier=self.type_classifier,
             )
         if mode == GIVEN and self.tracker is None and self.levelwise:
             return levelwise_forward(
@@ -159,6 +207,12 @@ class Spinn(nn.Module):
         total_steps = int(num_steps.max()) if batch_size else 0
         if transitions is not None:
             transitions = fit_width(transitions.long(), total_steps).to(inputs.device)
+        if (
+            self.reduce_types
+            and self.type_classifier is None
+            and (reduce_types is None or mode != GIVEN)
+        ):
+            raise ValueError("typed REDUCE without a type classifier needs given reduce_types")
 
         device = inputs.device
         if batch_size == 0:
@@ -186,6 +240,10 @@ class Spinn(nn.Module):
         given_steps: Optional[torch.Tensor] = None  # (T, B), sorted rows
         if transitions is not None:
             given_steps = transitions.index_select(0, order).t().contiguous()
+        given_types: Optional[torch.Tensor] = None  # (T, B), sorted rows
+        if reduce_types is not None and self.reduce_types and mode != PREDICTED:
+            given_types = fit_width(reduce_types.long().to(device), total_steps)
+            given_types = given_types.index_select(0, order).t().contiguous()
         reducing: Optional[List[torch.Tensor]] = None
         if mode == GIVEN and sparse_compose:
             assert given_steps is not None
@@ -241,12 +299,19 @@ class Spinn(nn.Module):
         moves = torch.tensor([[1, 1, 1], [0, -1, -1]], device=device)
 
         hidden = self.compose.hidden
+        summaries = None
+        if self.summaries is not None:
+            summaries = _SummaryState(
+                self.summaries, tape, hidden, base, lengths_sorted, total_steps, like=inputs
+            )
         tracker_state = (
             self.tracker.initial_state(batch_size, inputs) if self.tracker is not None else None
         )
         followed = torch.full((total_steps, batch_size), PAD, dtype=torch.long, device=device)
         pushed = base.repeat(total_steps, 1)  # (T, B): the row each step pushed, zero at PAD
         all_logits: List[torch.Tensor] = []
+        all_type_logits: List[torch.Tensor] = []
+        followed_types = torch.full_like(followed, PAD)
 
         for t in range(total_steps):
             k = running[t]
@@ -264,15 +329,22 @@ class Spinn(nn.Module):
                     hidden(nodes[:, 1]),
                     hidden(nodes[:, 2]),
                     (tracker_state[0][:k], tracker_state[1][:k]),
+                    None if summaries is None else summaries.read(columns, buffer_start),
                 )
                 if logits is not None:
                     all_logits.append(logits)
                 extra = tracker_state[0]
+            type_logits: Optional[torch.Tensor] = None
+            if self.type_classifier is not None:
+                assert extra is not None
+                type_logits = self.type_classifier(extra)
+                all_type_logits.append(type_logits)
             if step_inputs is not None:
                 own = step_inputs[t][:k]
                 extra = own if extra is None else torch.cat([extra, own], dim=-1)
 
             # Which transition each running sentence takes at step t.
+            follow_own: Optional[torch.Tensor] = None
             if mode == GIVEN:
                 assert given_steps is not None
                 action = given_steps[t, :k]
@@ -293,6 +365,12 @@ class Spinn(nn.Module):
                     torch.where(columns[:, 0] >= buffer_end[:k], REDUCE, action),
                 )
             is_reduce = action == REDUCE
+            if self.type_embedding is not None:
+                # The type of each REDUCE: given where the given transition is followed.
+                types = _step_types(type_logits, given_types, t, k, follow_own, mode)
+                followed_types[t, :k] = torch.where(is_reduce, types, PAD)
+                assert extra is not None
+                extra = torch.cat([extra, self.type_embedding(types.clamp(min=0))], dim=-1)
 
             # REDUCE: S[t] := COMPOSE(left = stack second, right = stack top).
             new_rows = step_rows[:k] + t
@@ -330,6 +408,8 @@ class Spinn(nn.Module):
             push_rows = torch.where(is_reduce, new_rows, read_rows[:, 0])
             slots = torch.where(is_reduce, columns[:, 2], columns[:, 1] + 1)
             pointers[:k].scatter_(1, slots.unsqueeze(1), push_rows.unsqueeze(1))
+            if summaries is not None:
+                summaries.push(hidden(tape.read(push_rows)), slots, t)
             columns += moves.index_select(0, is_reduce.long())
             followed[t, :k] = action
             pushed[t, :k] = push_rows
@@ -341,6 +421,10 @@ class Spinn(nn.Module):
             transition_logits=_unsort_steps(all_logits, active, rank) if all_logits else None,
             mode=mode,
         )
+        if self.type_embedding is not None:
+            output.reduce_types = followed_types.t().index_select(0, rank)
+            if all_type_logits:
+                output.reduce_type_logits = _unsort_steps(all_type_logits, active, rank)
         if return_nodes:
             if total_steps:
                 nodes = tape.read(pushed.t().index_select(0, rank).flatten())
@@ -391,6 +475,88 @@ def _node_input_columns(node_inputs: torch.Tensor, num_steps: int) -> List[torch
             f"got {tuple(node_inputs.shape)}"
         )
     return list(node_inputs[:, :num_steps].unbind(1))
+
+
+class _SummaryState:
+    """The stack and buffer summaries during one pass (sorted rows, see ``Spinn.forward``).
+
+    Stack summaries go to a write-once tape of their own, one row per step (the summary of the
+    stack after that step's push) and a zero row per sentence, with row pointers laid out like
+    the stack's (columns 0-1 empty, item d at column d + 1): what autograd keeps stays
+    O(B * T * summary_dim). Buffer summaries are computed once, before the first step."""
+
+    def __init__(
+        self,
+        summaries: Summaries,
+        tape: WriteOnceTape,
+        hidden: Callable[[torch.Tensor], torch.Tensor],
+        base: torch.Tensor,
+        lengths: torch.Tensor,
+        total_steps: int,
+        like: torch.Tensor,
+    ) -> None:
+        batch_size = base.size(0)
+        max_tokens = int(lengths.max()) if batch_size else 0
+        device = base.device
+        self.summaries = summaries
+        positions = torch.arange(max_tokens, device=device)
+        # Rows of real words only (padding words were never written): the zero row elsewhere.
+        word_rows = torch.where(
+            positions < lengths.unsqueeze(1), base.unsqueeze(1) + 1 + positions, base.unsqueeze(1)
+        )
+        words = hidden(tape.read(word_rows.flatten())).view(batch_size, max_tokens, -1)
+        self.buffer = summaries.remaining(words, lengths)  # (B, N + 1, S)
+        self.base = torch.arange(batch_size, device=device) * (1 + total_steps)
+        self.tape = WriteOnceTape(
+            batch_size * (1 + total_steps),
+            2 * summaries.summary_dim,
+            like=like,
+            zero_rows=self.base,
+        )
+        self.pointers = self.base.unsqueeze(1).repeat(1, max_tokens + 2)
+
+    def read(self, columns: torch.Tensor, buffer_start: int) -> torch.Tensor:
+        """Shape (k, 2 * S): the summaries of the stack (stored with its top item) and of the
+        buffer's rest, for the first k sorted sentences; ``columns`` is their cursor."""
+        k = columns.size(0)
+        top = self.pointers[:k].gather(1, columns[:, 1:2]).squeeze(1)
+        stack = self.tape.read(top)[:, : self.summaries.summary_dim]
+        shifted = (columns[:, 0] - buffer_start).view(k, 1, 1)
+        buffer = self.buffer[:k].gather(1, shifted.expand(-1, -1, self.buffer.size(2))).squeeze(1)
+        return torch.cat([stack, buffer], dim=-1)
+
+    def push(self, pushed: torch.Tensor, slots: torch.Tensor, t: int) -> None:
+        """Records the stack summaries after step t's push of items with h ``pushed`` into
+        stack columns ``slots`` of the first k sorted sentences."""
+        k = slots.size(0)
+        below = self.tape.read(self.pointers[:k].gather(1, (slots - 1).unsqueeze(1)).squeeze(1))
+        rows = self.base[:k] + 1 + t
+        self.tape.write(rows, self.summaries.push(pushed, below))
+        self.pointers[:k].scatter_(1, slots.unsqueeze(1), rows.unsqueeze(1))
+
+
+def _step_types(
+    type_logits: Optional[torch.Tensor],
+    given_types: Optional[torch.Tensor],
+    t: int,
+    k: int,
+    follow_own: Optional[torch.Tensor],
+    mode: str,
+) -> torch.Tensor:
+    """Shape (k,): the REDUCE type of each running sentence at step t (sorted rows): the
+    given type where the given transition is followed (given mode, or mixed mode's teacher-
+    forced steps) and one is given, the classifier's choice otherwise."""
+    predicted = type_logits.argmax(dim=-1) if type_logits is not None else None
+    if given_types is None or mode == PREDICTED:
+        assert predicted is not None
+        return predicted
+    given = given_types[t, :k]
+    if predicted is None:
+        return given
+    use_given = given >= 0
+    if follow_own is not None:
+        use_given = use_given & ~follow_own
+    return torch.where(use_given, given, predicted)
 
 
 def _unsort_steps(

@@ -94,3 +94,29 @@ class _Probe(torch.autograd.Function):
     def backward(ctx, grad: torch.Tensor):
         ctx.probe.reached = True
         return grad, None
+
+
+def reduce_type_loss(output: SpinnOutput, gold_types: torch.Tensor) -> torch.Tensor:
+    """Cross-entropy of the type classifier's logits against the gold type of each gold REDUCE
+    (typed REDUCE, NSHRDLU §3.3), averaged over the batch's gold REDUCEs; 0 when there are
+    none. ``gold_types``: (B, T') with -1 at SHIFTs and padding; ``output`` from a pass of an
+    encoder with typed REDUCE and a parser (``reduce_type_logits`` (B, T, K))."""
+    logits = output.reduce_type_logits
+    if logits is None:
+        raise ValueError("this output has no REDUCE type logits: no typed parser")
+    gold = gold_types[:, : logits.size(1)].long()
+    typed = gold >= 0
+    if not bool(typed.any()):
+        return logits.sum() * 0.0
+    return functional.cross_entropy(logits[typed], gold[typed])
+
+
+def parser_types(output: SpinnOutput) -> torch.Tensor:
+    """Shape (B, T): the REDUCE type the typed parser would give each step: the types it
+    followed when it followed its own transitions; its argmax when teacher-forced (as
+    :func:`parser_predictions`)."""
+    if output.reduce_type_logits is None:
+        raise ValueError("this output has no REDUCE type logits: no typed parser")
+    if output.mode != GIVEN and output.reduce_types is not None:
+        return output.reduce_types[:, : output.reduce_type_logits.size(1)]
+    return output.reduce_type_logits.argmax(dim=-1)

@@ -62,6 +62,19 @@ class WriteOnceTape:
     def data(self) -> torch.Tensor:
         return self._table.data
 
+    @property
+    def table(self) -> "_Table":
+        """The rows and their gradient table, for reads defined elsewhere (an autograd function
+        whose forward reads ``table.data`` and whose backward adds into ``table.grad_table()``,
+        taking :attr:`token` as an input so that it runs before earlier writes' backward; see
+        ``soft_stack.py``)."""
+        return self._table
+
+    @property
+    def token(self) -> torch.Tensor:
+        """The latest write's token (see the module docstring)."""
+        return self._token
+
     def write(self, index: torch.Tensor, value: torch.Tensor) -> None:
         self._token = _Write.apply(self._table, self._token, value, index)
 

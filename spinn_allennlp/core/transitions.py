@@ -260,3 +260,61 @@ def node_spans(transitions: Sequence[int]) -> List[Tuple[int, int]]:
             continue
         spans.append(stack[-1])
     return spans
+
+
+def constituent_spans(transitions: Sequence[int]) -> List[Tuple[int, int]]:
+    """The word spans ``(first, last + 1)`` of the constituents the transitions build, in
+    post-order, the whole sentence's included (words are not constituents). PAD steps are
+    ignored; so is a REDUCE with fewer than two items on the stack (an invalid sequence gives
+    the spans of what it did build)."""
+    stack: List[Tuple[int, int]] = []
+    spans: List[Tuple[int, int]] = []
+    words = 0
+    for transition in transitions:
+        if transition == SHIFT:
+            stack.append((words, words + 1))
+            words += 1
+        elif transition == REDUCE and len(stack) >= 2:
+            right = stack.pop()
+            left = stack.pop()
+            stack.append((left[0], right[1]))
+            spans.append(stack[-1])
+    return spans
+
+
+def bracket_f1(predicted: Sequence[int], gold: Sequence[int]) -> Optional[float]:
+    """Unlabeled bracket F1 of the tree ``predicted`` builds against the tree ``gold`` builds,
+    over constituents of two or more words other than the whole sentence (which every tree
+    has); None when the gold tree has no such constituent (fewer than three words)."""
+    num_words = sum(1 for t in gold if t == SHIFT)
+    whole = (0, num_words)
+    gold_spans = {s for s in constituent_spans(gold) if s != whole}
+    if not gold_spans:
+        return None
+    predicted_spans = {s for s in constituent_spans(predicted) if s != whole}
+    common = len(gold_spans & predicted_spans)
+    return 2.0 * common / (len(gold_spans) + len(predicted_spans)) if common else 0.0
+
+
+def labeled_bracket_f1(
+    predicted: Sequence[int],
+    predicted_types: Sequence[int],
+    gold: Sequence[int],
+    gold_types: Sequence[int],
+) -> Optional[float]:
+    """:func:`bracket_f1` where a constituent counts only with the right type too (typed
+    REDUCE): ``*_types`` give each step's type (read at REDUCEs)."""
+    num_words = sum(1 for t in gold if t == SHIFT)
+    whole = (0, num_words)
+
+    def labeled(transitions: Sequence[int], types: Sequence[int]) -> set:
+        reduce_types = [k for t, k in zip(transitions, types) if t == REDUCE]
+        spans = constituent_spans(transitions)
+        return {(s, k) for s, k in zip(spans, reduce_types) if s != whole}
+
+    gold_spans = labeled(gold, gold_types)
+    if not gold_spans:
+        return None
+    predicted_spans = labeled(predicted, predicted_types)
+    common = len(gold_spans & predicted_spans)
+    return 2.0 * common / (len(gold_spans) + len(predicted_spans)) if common else 0.0

@@ -4,7 +4,7 @@ from typing import Optional
 import torch
 from allennlp.modules.seq2vec_encoders import Seq2VecEncoder
 
-from spinn_allennlp.core.output import GIVEN, MIXED, PREDICTED, SpinnOutput
+from spinn_allennlp.core.output import GIVEN, MIXED, PREDICTED, SOFT, SpinnOutput
 from spinn_allennlp.core.spinn import Spinn
 from spinn_allennlp.core.supervision import GradientProbe, attach_loss, transition_loss
 from spinn_allennlp.modules.tree_encoder import TreeEncoder
@@ -52,7 +52,17 @@ class SpinnEncoder(TreeEncoder):
         With a parser: follow its own parse at evaluation even when gold transitions are given.
     self_transition_prob : `float`, optional (default = `0.0`)
         With a parser, in training: the chance per step of following its own prediction instead
-        of the gold transition (NSHRDLU Model 2).
+        of the gold transition (NSHRDLU Model 2; the `self_transition_schedule` callback moves
+        it from teacher forcing to the model's own predictions during training).
+    soft_stack : `bool`, optional (default = `False`)
+        With a parser: run on a soft stack and buffer whose strengths are the parser's
+        probabilities (`core/soft_stack.py`), so the task's loss reaches the parser (NSHRDLU
+        Models 3 and 4; whether the model also trains the parser on gold transitions is the
+        model's `transition_loss_weight`). Given transitions are never followed; the output's
+        `transitions` are the discrete tree the soft pass prefers.
+    soft_at_test_time : `bool`, optional (default = `True`)
+        With `soft_stack`: run the soft stack at evaluation too; false runs the discrete stack
+        on the parser's greedy choices instead.
     composition : `str`, optional (default = `"treelstm"`)
         `"treelstm"` (eq. 1-3) or `"treernn"` (the blog post's tanh layer).
     projection_dropout : `float`, optional (default = `0.0`)
@@ -62,6 +72,20 @@ class SpinnEncoder(TreeEncoder):
     levelwise : `bool`, optional (default = `True`)
         SPINN-PI-NT with given transitions: compose one tree level at a time, batch-wide
         (same function, fewer and larger calls).
+    reduce_types : `int`, optional (default = `0`)
+        Typed REDUCE (NSHRDLU §3.3), with tracking: the number of REDUCE types (e.g. 8 for the
+        `snli_transitions` reader's `reduce_types`). Each type has a learned embedding that
+        joins the composition's input next to the tracker's state, so the composition depends
+        on the type through its gates (a type-specific shift of every gate; one weight slice
+        per type would multiply the composition's parameters by the number of types and starve
+        the rare ones). With a parser, a classifier on the tracker's state predicts the type
+        (train it with `core.supervision.reduce_type_loss`).
+    type_dim : `int`, optional (default = `16`)
+        Size of the type embedding.
+    summary_dim : `int`, optional (default = `0`)
+        With tracking: the tracker also reads LSTM summaries of the whole stack (a stack LSTM,
+        as Dyer et al. 2015) and of the whole buffer, each of this size (NSHRDLU §3.1); 0 for
+        the paper's three inputs only. Not with `soft_stack`.
     transition_loss_weight : `float`, optional (default = `0.0`)
         With a parser: when gold transitions reach `forward` in training, the encoder adds this
         weight times the transition loss (eq. 7's term, averaged over steps) to whatever loss
@@ -79,11 +103,16 @@ class SpinnEncoder(TreeEncoder):
         predict_transitions: bool = False,
         parse_at_test_time: bool = True,
         self_transition_prob: float = 0.0,
+        soft_stack: bool = False,
+        soft_at_test_time: bool = True,
         composition: str = "treelstm",
         projection_dropout: float = 0.0,
         projection_batch_norm: bool = False,
         levelwise: bool = True,
         transition_loss_weight: float = 0.0,
+        reduce_types: int = 0,
+        type_dim: int = 16,
+        summary_dim: int = 0,
     ) -> None:
         super().__init__()
         if transition_loss_weight and not predict_transitions:
@@ -92,6 +121,8 @@ class SpinnEncoder(TreeEncoder):
             raise ValueError("self_transition_prob must be in [0, 1]")
         if self_transition_prob > 0 and not predict_transitions:
             raise ValueError("self_transition_prob needs predict_transitions=true")
+        if soft_stack and not predict_transitions:
+            raise ValueError("soft_stack needs predict_transitions=true")
         self.spinn = Spinn(
             input_dim=input_dim,
             hidden_dim=hidden_dim,
@@ -101,9 +132,14 @@ class SpinnEncoder(TreeEncoder):
             projection_dropout=projection_dropout,
             projection_batch_norm=projection_batch_norm,
             levelwise=levelwise,
+            reduce_types=reduce_types,
+            type_dim=type_dim,
+            summary_dim=summary_dim,
         )
         self.parse_at_test_time = parse_at_test_time
         self.self_transition_prob = self_transition_prob
+        self.soft_stack = soft_stack
+        self.soft_at_test_time = soft_at_test_time
         self.transition_loss_weight = transition_loss_weight
         # Whether anything trains the parser: set by a backward pass into its logits.
         self._parser_probe = GradientProbe()
@@ -112,6 +148,10 @@ class SpinnEncoder(TreeEncoder):
     @property
     def has_parser(self) -> bool:
         return self.spinn.predict_transitions
+
+    @property
+    def num_reduce_types(self) -> int:
+        return self.spinn.reduce_types
 
     @property
     def predict_transitions(self) -> bool:
@@ -127,6 +167,8 @@ class SpinnEncoder(TreeEncoder):
         """Which transitions `encode` follows, given whether gold ones were passed."""
         if not self.predict_transitions:
             return GIVEN  # gold, or the balanced default tree
+        if self.soft_stack:
+            return SOFT if self.training or self.soft_at_test_time else PREDICTED
         if not has_transitions:
             return PREDICTED
         if self.training:
@@ -139,21 +181,26 @@ class SpinnEncoder(TreeEncoder):
         mask: torch.Tensor,
         transitions: Optional[torch.Tensor] = None,
         return_nodes: bool = False,
+        reduce_types: Optional[torch.Tensor] = None,
     ) -> SpinnOutput:
         """The whole `SpinnOutput` of a pass: the sentence vectors, the transitions followed,
         the parser's logits (with a parser) and, with `return_nodes`, every node's state.
         Training the parser is the caller's job here (see `transition_loss_weight`)."""
+        mode = self.transition_mode(transitions is not None)
         output = self.spinn(
             inputs,
             mask,
-            transitions,
-            mode=self.transition_mode(transitions is not None),
+            # The soft stack follows its own parser; given transitions only train and score it.
+            None if mode in (SOFT, PREDICTED) else transitions,
+            mode=mode,
             self_transition_prob=self.self_transition_prob,
             return_nodes=return_nodes,
+            reduce_types=reduce_types if self.spinn.reduce_types else None,
         )
         if self.training and output.transition_logits is not None:
             output.transition_logits = self._parser_probe.watch(output.transition_logits)
-            self._check_parser_is_trained(has_gold=transitions is not None)
+            # On the soft stack the task's loss trains the parser: gold transitions optional.
+            self._check_parser_is_trained(has_gold=transitions is not None or self.soft_stack)
         return output
 
     def forward(

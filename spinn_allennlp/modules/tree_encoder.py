@@ -25,7 +25,9 @@ class TreeEncoder(Seq2VecEncoder):
     concrete encoder class.
 
     `transitions`: shape (batch_size, steps), SHIFT = 0 / REDUCE = 1 / PAD = -1, at most
-    `2 * num_words - 1` steps per sentence; `mask`: (batch_size, num_tokens), real tokens first.
+    `2 * num_words - 1` steps per sentence; `mask`: (batch_size, num_tokens), real tokens first;
+    `reduce_types` (encoders with typed REDUCE): shape (batch_size, steps), the type of each
+    given REDUCE, -1 elsewhere.
     """
 
     @property
@@ -33,12 +35,18 @@ class TreeEncoder(Seq2VecEncoder):
         """Whether the encoder predicts transitions (and returns their logits)."""
         return False
 
+    @property
+    def num_reduce_types(self) -> int:
+        """The number of REDUCE types of a typed-REDUCE encoder; 0 for untyped REDUCE."""
+        return 0
+
     def encode(
         self,
         inputs: torch.Tensor,
         mask: torch.Tensor,
         transitions: Optional[torch.Tensor] = None,
         return_nodes: bool = False,
+        reduce_types: Optional[torch.Tensor] = None,
     ) -> SpinnOutput:
         raise NotImplementedError
 
@@ -52,7 +60,9 @@ class TreeEncoder(Seq2VecEncoder):
 
 
 def encode_together(
-    encoder: Seq2VecEncoder, batches: Sequence[SentenceBatch]
+    encoder: Seq2VecEncoder,
+    batches: Sequence[SentenceBatch],
+    reduce_types: Optional[Sequence[Optional[torch.Tensor]]] = None,
 ) -> List[Tuple[torch.Tensor, Optional[SpinnOutput]]]:
     """Encodes several sentence batches of one encoder (premises and hypotheses, ...) in ONE
     encoder call, the sentences of all batches padded to a common width and stacked, and
@@ -68,7 +78,8 @@ def encode_together(
 
     A tree encoder gets its transitions through the same call when every batch has them; when
     only some do (one side to be parsed, the other given), the batches are encoded separately,
-    since the encoder would follow different kinds of trees.
+    since the encoder would follow different kinds of trees. `reduce_types`, one per batch
+    (or None), go with the transitions to an encoder with typed REDUCE.
     """
     sizes = [inputs.size(0) for inputs, _, _ in batches]
     if not isinstance(encoder, TreeEncoder):
@@ -77,14 +88,18 @@ def encode_together(
         inputs = concat_padded([inputs for inputs, _, _ in batches], 0.0)
         mask = concat_padded([mask for _, mask, _ in batches], False)
         return [(vectors, None) for vectors in encoder(inputs, mask).split(sizes)]
+    types = list(reduce_types) if reduce_types is not None else [None] * len(batches)
     given = [transitions for _, _, transitions in batches if transitions is not None]
-    if len(batches) < 2 or 0 < len(given) < len(batches):
+    given_types = [t for t in types if t is not None]
+    if len(batches) < 2 or 0 < len(given) < len(batches) or 0 < len(given_types) < len(batches):
         outputs = [
-            encoder.encode(inputs, mask, transitions) for inputs, mask, transitions in batches
+            encoder.encode(inputs, mask, transitions, reduce_types=batch_types)
+            for (inputs, mask, transitions), batch_types in zip(batches, types)
         ]
     else:
         inputs = concat_padded([inputs for inputs, _, _ in batches], 0.0)
         mask = concat_padded([mask for _, mask, _ in batches], False)
         transitions = concat_padded(given, PAD) if given else None
-        outputs = encoder.encode(inputs, mask, transitions).split(sizes)
+        all_types = concat_padded(given_types, PAD) if given_types else None
+        outputs = encoder.encode(inputs, mask, transitions, reduce_types=all_types).split(sizes)
     return [(output.sentence, output) for output in outputs]

@@ -36,6 +36,12 @@ SNLI_ENCODER_SIZES: Dict[str, Dict[str, Any]] = {
         "model.encoder.hidden_dim": 10,
         "model.encoder.tracking_dim": 6,
     },
+    "spinn_typed": {
+        "model.encoder.input_dim": 12,
+        "model.encoder.hidden_dim": 10,
+        "model.encoder.tracking_dim": 6,
+        "model.encoder.type_dim": 3,
+    },
 }
 
 
@@ -162,3 +168,44 @@ def sick_config(encoder: str) -> Path:
 def sick_entailment_config() -> Path:
     """SICK entailment through the NLI model (SPINN-PI-NT)."""
     return CONFIGS_ROOT / "pair_classification" / "sick_entailment_spinn_pi_nt.jsonnet"
+
+
+LISTOPS_SAMPLE = FIXTURES_ROOT / "classification" / "listops" / "sample.tsv"
+# The ListOps configs (training_config/classification/*.jsonnet) with small sizes and the
+# sample data; everything else as shipped.
+LISTOPS_VARIANTS = [
+    "lstm",
+    "spinn_pi_nt",
+    "spinn_pi_nt_balanced",
+    "spinn",
+    "spinn_model2",
+    "spinn_model3",
+    "spinn_model4",
+    "spinn_summaries",
+]
+LISTOPS_SMALL: Dict[str, Any] = {
+    "train_data_path": str(LISTOPS_SAMPLE),
+    "validation_data_path": str(LISTOPS_SAMPLE),
+    "model.text_field_embedder.token_embedders.tokens.embedding_dim": 8,
+    "model.mlp_dim": 8,
+    "trainer.num_epochs": 1,
+    "data_loader": {"batch_sampler": None, "batch_size": 8},
+}
+
+
+def listops_small_overrides(variant: str, **extra: Any) -> Dict[str, Any]:
+    """Overrides for `training_config/classification/listops_<variant>.jsonnet`."""
+    if variant == "lstm":
+        sizes = {"model.encoder.input_size": 8, "model.encoder.hidden_size": 6}
+    else:
+        sizes = {"model.encoder.input_dim": 8, "model.encoder.hidden_dim": 6}
+        if variant not in ("spinn_pi_nt", "spinn_pi_nt_balanced"):
+            sizes["model.encoder.tracking_dim"] = 4
+        if variant == "spinn_summaries":
+            sizes["model.encoder.summary_dim"] = 3
+    return {**LISTOPS_SMALL, **sizes, **extra}
+
+
+def listops_config(variant: str) -> Path:
+    """The shipped config of a ListOps variant (see `LISTOPS_VARIANTS`)."""
+    return CONFIGS_ROOT / "classification" / f"listops_{variant}.jsonnet"

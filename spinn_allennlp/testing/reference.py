@@ -52,26 +52,42 @@ class ReferenceParse:
     transitions: List[int]  # the T transitions followed
     transition_logits: Optional[torch.Tensor]  # (T, 2) with a parser
     node_states: torch.Tensor  # (T, node_dim): the node pushed at each step
+    reduce_types: Optional[List[int]] = None  # typed REDUCE: each step's type (-1 at SHIFTs)
 
 
 def reference_spinn(
-    model: Spinn, words: torch.Tensor, transitions: Optional[Sequence[int]] = None
+    model: Spinn,
+    words: torch.Tensor,
+    transitions: Optional[Sequence[int]] = None,
+    reduce_types: Optional[Sequence[int]] = None,
 ) -> ReferenceParse:
     """Algorithm 1 for one sentence with Python lists for the stack and the buffer, one step
     and one node at a time, with ``model``'s own layers (any variant: tracking, parser,
     composition). ``words``: (n, input_dim), n >= 1. Follows ``transitions`` when given (no
     PAD), else the parser's argmax restricted to legal moves (SHIFT below two stack items,
     REDUCE once the buffer is empty): the batched loop of ``Spinn.forward`` in "given" and
-    "predicted" mode, written without any of its batching."""
+    "predicted" mode, written without any of its batching. With typed REDUCE, each REDUCE's
+    type is ``reduce_types[t]`` when given, else the type classifier's argmax, and its
+    embedding joins the composition's extra input."""
     n = words.size(0)
     hidden = model.compose.hidden
     buffer = list(model.leaves(words.unsqueeze(0), torch.ones(1, n, dtype=torch.bool)))
     zero = words.new_zeros(model.node_dim)
     stack: List[torch.Tensor] = []
+    # With summaries (NSHRDLU 3.1): each stack item's stack-LSTM state, and the buffer LSTM's
+    # h over words j..n-1 for each j (run last word first), zeros for an empty buffer.
+    stack_summaries: List[torch.Tensor] = []
+    buffer_summaries: List[torch.Tensor] = []
+    if model.summaries is not None:
+        size = model.summaries.summary_dim
+        backwards = torch.stack([hidden(node) for node in reversed(buffer)]).unsqueeze(0)
+        states = model.summaries.buffer(backwards)[0][0]
+        buffer_summaries = [states[n - 1 - j] for j in range(n)] + [words.new_zeros(size)]
     state = model.tracker.initial_state(1, words) if model.tracker is not None else None
     followed: List[int] = []
     logits_per_step: List[torch.Tensor] = []
     pushed: List[torch.Tensor] = []
+    types_followed: List[int] = []
     position = 0
     for t in range(2 * n - 1 if transitions is None else len(transitions)):
         extra = None
@@ -82,7 +98,16 @@ def reference_spinn(
                 stack[-1] if stack else zero,
                 stack[-2] if len(stack) > 1 else zero,
             ]
-            state, logits = model.tracker(*(hidden(f).unsqueeze(0) for f in features), state)
+            summaries = None
+            if model.summaries is not None:
+                empty = words.new_zeros(2 * model.summaries.summary_dim)
+                top_summary = stack_summaries[-1] if stack_summaries else empty
+                summaries = torch.cat(
+                    [top_summary[: model.summaries.summary_dim], buffer_summaries[position]]
+                ).unsqueeze(0)
+            state, logits = model.tracker(
+                *(hidden(f).unsqueeze(0) for f in features), state, summaries
+            )
             extra = state[0]
             if logits is not None:
                 logits_per_step.append(logits[0])
@@ -97,9 +122,30 @@ def reference_spinn(
         if action == SHIFT:
             stack.append(buffer[position])
             position += 1
+            types_followed.append(-1)
         else:
             right, left = stack.pop(), stack.pop()
+            if model.summaries is not None:
+                stack_summaries = stack_summaries[:-2]
+            if model.type_embedding is not None:
+                assert extra is not None
+                if reduce_types is not None:
+                    kind = int(reduce_types[t])
+                else:
+                    assert model.type_classifier is not None
+                    kind = int(model.type_classifier(extra)[0].argmax())
+                types_followed.append(kind)
+                extra = torch.cat([extra, model.type_embedding.weight[kind].unsqueeze(0)], dim=-1)
             stack.append(model.compose(left.unsqueeze(0), right.unsqueeze(0), extra)[0])
+        if model.summaries is not None:
+            below = (
+                stack_summaries[-1]
+                if stack_summaries
+                else words.new_zeros(2 * model.summaries.summary_dim)
+            )
+            stack_summaries.append(
+                model.summaries.push(hidden(stack[-1]).unsqueeze(0), below.unsqueeze(0))[0]
+            )
         followed.append(action)
         pushed.append(stack[-1])
     return ReferenceParse(
@@ -107,6 +153,7 @@ def reference_spinn(
         transitions=followed,
         transition_logits=torch.stack(logits_per_step) if logits_per_step else None,
         node_states=torch.stack(pushed),
+        reduce_types=types_followed if model.type_embedding is not None else None,
     )
 
 
@@ -194,3 +241,95 @@ def recursive_child_sum(
     root = list(heads).index(ROOT)
     h_root, _ = node(root)
     return h_root, torch.stack(hidden)
+
+
+# --- the soft stack, written from Grefenstette et al. (2015) ------------------------------
+
+
+def neural_stack_update(
+    strengths: List[torch.Tensor], pop: torch.Tensor, push: torch.Tensor
+) -> List[torch.Tensor]:
+    """Grefenstette et al. 2015, eq. 2: remove ``pop`` units of strength from the top down,
+    then push a new element of strength ``push``. ``strengths``: bottom first."""
+    updated = []
+    for i, strength in enumerate(strengths):
+        above = sum(strengths[i + 1 :], torch.zeros_like(pop))
+        updated.append(torch.relu(strength - torch.relu(pop - above)))
+    return updated + [push]
+
+
+def neural_stack_read(
+    strengths: List[torch.Tensor], values: List[torch.Tensor], start: float, end: float
+) -> torch.Tensor:
+    """The strength-weighted sum of the values lying between ``start`` and ``end`` units below
+    the top (eq. 3 reads [0, 1]; [1, 2] is the second unit)."""
+    total = torch.zeros_like(values[0]) if values else torch.zeros(0)
+    for i, (strength, value) in enumerate(zip(strengths, values)):
+        above = sum(strengths[i + 1 :], torch.zeros_like(strength))
+        overlap = torch.relu(
+            torch.minimum(above + strength, above.new_tensor(end)) - torch.clamp(above, min=start)
+        )
+        total = total + overlap * value
+    return total
+
+
+def reference_soft_spinn(
+    model: Spinn, words: torch.Tensor, reduce_given: Optional[Sequence[int]] = None
+) -> torch.Tensor:
+    """SPINN on a continuous stack and queue, one sentence, element by element, with the
+    strength equations of Grefenstette et al. (2015) and none of the batched implementation's
+    shortcuts (levels, pointers, the sparse read): each step reads the buffer's first unit, the
+    stack's top two units, runs the tracker and the composition, pops ``2 p(REDUCE)``, pushes
+    the mixture ``p(SHIFT) buffer_top + p(REDUCE) COMPOSE(second, top)`` with strength 1 and
+    removes ``p(SHIFT)`` from the buffer, with the legal-move rule of ``soft_stack.py``.
+    ``words``: (n, input_dim); ``reduce_given``: one-hot strengths instead of the parser's.
+    Returns h of the stack's top unit after 2n - 1 steps, shape (hidden_dim,)."""
+    tracker = model.tracker
+    if tracker is None or tracker.transition_classifier is None:
+        raise ValueError("the soft stack needs a parser")
+    n = words.size(0)
+    buffer = list(model.leaves(words.unsqueeze(0), torch.ones(1, n, dtype=torch.bool)))
+    hidden = model.compose.hidden
+    zero = words.new_zeros(())
+    strengths: List[torch.Tensor] = []
+    values: List[torch.Tensor] = []
+    consumed = zero
+    state = tracker.initial_state(1, words)
+    for t in range(2 * n - 1):
+        # The queue's first unit: word j occupies [j, j + 1] of the strength shifted off.
+        buffer_top = sum(
+            torch.relu(
+                torch.minimum(consumed + 1, zero + j + 1) - torch.maximum(consumed, zero + j)
+            )
+            * word
+            for j, word in enumerate(buffer)
+        )
+        top = (
+            neural_stack_read(strengths, values, 0.0, 1.0)
+            if values
+            else torch.zeros_like(buffer[0])
+        )
+        second = (
+            neural_stack_read(strengths, values, 1.0, 2.0)
+            if values
+            else torch.zeros_like(buffer[0])
+        )
+        state, logits = tracker(
+            hidden(buffer_top).unsqueeze(0),
+            hidden(top).unsqueeze(0),
+            hidden(second).unsqueeze(0),
+            state,
+        )
+        if reduce_given is None:
+            reduce_raw = torch.softmax(logits[0], dim=-1)[1]
+        else:
+            reduce_raw = zero + float(reduce_given[t])
+        height = sum(strengths, zero)
+        has_word = (n - consumed).clamp(0, 1)
+        reduce = (1 - (1 - reduce_raw) * has_word) * (height - 1).clamp(0, 1)
+        composed = model.compose(second.unsqueeze(0), top.unsqueeze(0), state[0])[0]
+        pushed = (1 - reduce) * buffer_top + reduce * composed
+        strengths = neural_stack_update(strengths, 2 * reduce, zero + 1)
+        values.append(pushed)
+        consumed = consumed + (1 - reduce)
+    return hidden(neural_stack_read(strengths, values, 0.0, 1.0))

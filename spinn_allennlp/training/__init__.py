@@ -1,8 +1,16 @@
-"""Training pieces every task shares: the paper's learning-rate schedule, parse metrics, and
-exact recovery of interrupted runs."""
+"""Training pieces every task shares: the paper's learning-rate schedule, parse metrics, exact
+recovery of interrupted runs and the Model 2 schedule from teacher forcing to the parser's own
+predictions."""
 
-from spinn_allennlp.training.callbacks import RestoreRandomState
+from spinn_allennlp.training.callbacks import RestoreRandomState, SelfTransitionSchedule
 from spinn_allennlp.training.learning_rate_schedulers import StepDecayPerBatch
 from spinn_allennlp.training.metrics import MeanSquaredError, ParseMetrics, Share
 
-__all__ = ["RestoreRandomState", "StepDecayPerBatch", "MeanSquaredError", "ParseMetrics", "Share"]
+__all__ = [
+    "RestoreRandomState",
+    "SelfTransitionSchedule",
+    "StepDecayPerBatch",
+    "MeanSquaredError",
+    "ParseMetrics",
+    "Share",
+]

@@ -166,3 +166,18 @@ def test_node_spans():
     assert tr.node_spans(from_parse + [tr.PAD]) == [
         (0, 0), (1, 1), (0, 1), (2, 2), (3, 3), (2, 3), (0, 3), (-1, -1),
     ]  # fmt: skip
+
+
+def test_constituent_spans_and_bracket_f1():
+    S, R = tr.SHIFT, tr.REDUCE
+    # ( ( the cat ) ( sat down ) )
+    assert tr.constituent_spans([S, S, R, S, S, R, R]) == [(0, 2), (2, 4), (0, 4)]
+    # An invalid sequence gives the spans of what it built.
+    assert tr.constituent_spans([S, R, S, S, R]) == [(1, 3)]
+    balanced = [S, S, R, S, S, R, R]
+    left = tr.left_branching_transitions(4)  # ( ( ( a b ) c ) d )
+    right = tr.right_branching_transitions(4)  # ( a ( b ( c d ) ) )
+    assert tr.bracket_f1(balanced, balanced) == 1.0
+    assert tr.bracket_f1(left, balanced) == 0.5  # shares ( a b ) of its two inner spans
+    assert tr.bracket_f1(right, left) == 0.0
+    assert tr.bracket_f1([S, S, R], [S, S, R]) is None  # nothing but the whole sentence

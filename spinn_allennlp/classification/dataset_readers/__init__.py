@@ -1,3 +1,4 @@
+from spinn_allennlp.classification.dataset_readers.listops import ListOpsReader
 from spinn_allennlp.classification.dataset_readers.sst_trees import (
     BINARY_LABELS,
     FINE_LABELS,
@@ -5,4 +6,4 @@ from spinn_allennlp.classification.dataset_readers.sst_trees import (
     SstTreesReader,
 )
 
-__all__ = ["BINARY_LABELS", "FINE_LABELS", "UNLABELED", "SstTreesReader"]
+__all__ = ["BINARY_LABELS", "FINE_LABELS", "UNLABELED", "ListOpsReader", "SstTreesReader"]

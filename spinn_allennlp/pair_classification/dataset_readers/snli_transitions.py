@@ -1,4 +1,4 @@
-from typing import Any, Dict, Optional
+from typing import Any, Dict, List, Optional, Tuple
 
 from allennlp.data import DatasetReader, Instance, Token, TokenIndexer
 from allennlp.data.fields import Field, LabelField, MetadataField, TextField
@@ -12,6 +12,13 @@ from spinn_allennlp.data.dataset_readers import (
 )
 from spinn_allennlp.data.dataset_readers.tree_dataset_reader import Sentence
 from spinn_allennlp.data.fields import transitions_field
+from spinn_allennlp.data.reduce_types import (
+    SNLI_REDUCE_TYPES,
+    MalformedTreeError,
+    labeled_spans,
+    reduce_labels,
+    reduce_type_ids,
+)
 
 LABELS = ("entailment", "neutral", "contradiction")
 # Annotators did not agree on a label: SNLI keeps the pair but it is not used for training or
@@ -24,6 +31,9 @@ HYPOTHESIS_KEYS = ("sentence2", "hypothesis")
 PREMISE_PARSE_KEYS = ("sentence1_binary_parse", "premise_binary_parse")
 HYPOTHESIS_PARSE_KEYS = ("sentence2_binary_parse", "hypothesis_binary_parse")
 PAIR_ID_KEYS = ("pairID", "pair_id")
+# Labeled (PTB) parses, for typed REDUCEs.
+PREMISE_LABELED_KEYS = ("sentence1_parse", "premise_parse")
+HYPOTHESIS_LABELED_KEYS = ("sentence2_parse", "hypothesis_parse")
 
 
 @DatasetReader.register("snli_transitions")
@@ -51,15 +61,29 @@ class SnliTransitionsReader(TreeDatasetReader):
 
     token_indexers : `Dict[str, TokenIndexer]`, optional
         Default `{"tokens": SingleIdTokenIndexer()}`.
+    reduce_types : `bool`, optional (default = `False`)
+        Typed REDUCEs (NSHRDLU §3.3): also `premise_reduce_types` / `hypothesis_reduce_types`,
+        the type of each REDUCE of the binary parse (an index into `SNLI_REDUCE_TYPES`: NP,
+        VP, S, PP, SBAR, ADJP, ADVP, OTHER; -1 at SHIFTs), from the labeled parse
+        `sentence1_parse` / `sentence2_parse` (see `data/reduce_types.py`). Lines with binary
+        parses need the labeled ones too, over the same words. Not with `crop_pad_length`.
     **kwargs
         `tokenizer`, `crop_pad_length`, `max_length`, `lowercase`, `tree_source`: see
         `TreeDatasetReader`;
         the rest goes to `DatasetReader` (`max_instances`, ...).
     """
 
-    def __init__(self, token_indexers: Optional[Dict[str, TokenIndexer]] = None, **kwargs) -> None:
+    def __init__(
+        self,
+        token_indexers: Optional[Dict[str, TokenIndexer]] = None,
+        reduce_types: bool = False,
+        **kwargs,
+    ) -> None:
         super().__init__(**kwargs)
+        if reduce_types and self._crop_pad_length is not None:
+            raise ValueError("reduce_types does not work with crop_pad_length")
         self._token_indexers = token_indexers or {"tokens": SingleIdTokenIndexer()}
+        self._reduce_types = reduce_types
 
     @property
     def num_no_gold_label(self) -> int:
@@ -90,6 +114,12 @@ class SnliTransitionsReader(TreeDatasetReader):
             missing = PREMISE_PARSE_KEYS if premise_parse is None else HYPOTHESIS_PARSE_KEYS
             raise MalformedExampleError("missing field", " or ".join(missing))
         pair_id = next((example[key] for key in PAIR_ID_KEYS if example.get(key) is not None), None)
+        labeled = None
+        if self._reduce_types and premise_parse is not None:
+            labeled = (
+                string_field(example, PREMISE_LABELED_KEYS, required=True),
+                string_field(example, HYPOTHESIS_LABELED_KEYS, required=True),
+            )
         return self._make_instance(
             string_field(example, PREMISE_KEYS, required=True),  # type: ignore[arg-type]
             string_field(example, HYPOTHESIS_KEYS, required=True),  # type: ignore[arg-type]
@@ -98,6 +128,7 @@ class SnliTransitionsReader(TreeDatasetReader):
             label,
             None if pair_id is None else str(pair_id),
             check_length=check_length,
+            labeled_parses=labeled,
         )
 
     def text_to_instance(
@@ -126,6 +157,7 @@ class SnliTransitionsReader(TreeDatasetReader):
         label: Optional[str],
         pair_id: Optional[str],
         check_length: bool = False,
+        labeled_parses: Optional[Tuple[Optional[str], Optional[str]]] = None,
     ) -> Instance:
         if (premise_binary_parse is None) != (hypothesis_binary_parse is None):
             raise MalformedExampleError(
@@ -140,9 +172,14 @@ class SnliTransitionsReader(TreeDatasetReader):
         else:
             source = "none" if self.tree_source is None else self.tree_source.name
         metadata: Dict[str, Any] = {"transitions_source": source}
-        for side, sentence, parse in (
-            ("premise", premise, premise_binary_parse),
-            ("hypothesis", hypothesis, hypothesis_binary_parse),
+        for side, sentence, parse, labeled in (
+            ("premise", premise, premise_binary_parse, (labeled_parses or (None, None))[0]),
+            (
+                "hypothesis",
+                hypothesis,
+                hypothesis_binary_parse,
+                (labeled_parses or (None, None))[1],
+            ),
         ):
             tokens, transitions = self.sentence_tokens_and_transitions(side, sentence, parse)
             if check_length:
@@ -152,6 +189,9 @@ class SnliTransitionsReader(TreeDatasetReader):
             fields[side] = TextField([Token(token) for token in tokens])
             if transitions is not None:
                 fields[f"{side}_transitions"] = transitions_field(transitions)
+                if labeled is not None:
+                    types = _reduce_types(side, labeled, tokens, transitions)
+                    fields[f"{side}_reduce_types"] = transitions_field(types)
             # The tokens the model sees, aligned with the transitions (padding included).
             metadata[f"{side}_tokens"] = tokens
         if label is not None:
@@ -164,3 +204,16 @@ class SnliTransitionsReader(TreeDatasetReader):
     def apply_token_indexers(self, instance: Instance) -> None:
         for side in ("premise", "hypothesis"):
             instance.fields[side].token_indexers = self._token_indexers  # type: ignore[attr-defined]
+
+
+def _reduce_types(side: str, labeled: str, tokens: List[str], transitions: List[int]) -> List[int]:
+    try:
+        words, spans = labeled_spans(labeled)
+    except MalformedTreeError as error:
+        raise MalformedExampleError("malformed labeled parse", f"{side}: {error}") from error
+    if words != tokens:
+        raise MalformedExampleError(
+            "labeled parse doesn't match the binary parse",
+            f"{side}: {' '.join(words)!r} vs {' '.join(tokens)!r}",
+        )
+    return reduce_type_ids(reduce_labels(spans, transitions), SNLI_REDUCE_TYPES)

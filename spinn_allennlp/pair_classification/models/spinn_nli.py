@@ -10,7 +10,12 @@ from allennlp.training.metrics import CategoricalAccuracy
 from torch import nn
 
 from spinn_allennlp.core.output import GIVEN, SpinnOutput
-from spinn_allennlp.core.supervision import parser_predictions, transition_loss
+from spinn_allennlp.core.supervision import (
+    parser_predictions,
+    parser_types,
+    reduce_type_loss,
+    transition_loss,
+)
 from spinn_allennlp.data.dataset_readers import LEFT_PAD_TOKEN
 from spinn_allennlp.data.trees import readable_tree
 from spinn_allennlp.modules.tree_encoder import SentenceBatch, TreeEncoder, encode_together
@@ -28,8 +33,11 @@ class SpinnNliClassifier(Model):
     (`premise_transitions`, `hypothesis_transitions`) are passed to it and the output also has
     the transitions it followed; with a parser, the loss adds `transition_loss_weight` (the
     paper's alpha) times the transition cross-entropy of premise and hypothesis (each averaged
-    over that sentence batch's steps), and the metrics include the parse metrics. The paper's
-    L2 term is AllenNLP's `regularizer`.
+    over that sentence batch's steps), and the metrics include the parse metrics. With typed
+    REDUCE (an encoder with `reduce_types` and a reader giving `premise_reduce_types` /
+    `hypothesis_reduce_types`), the same weight times the type cross-entropy at the gold
+    REDUCEs is added, and the metrics include the labeled bracket F1. The paper's L2 term is
+    AllenNLP's `regularizer`.
 
     Dropout and batch normalisation sit on the MLP's input and on each layer's output (§4.1;
     the encoder has its own for the word projection). `dropout` is a DROP rate: the paper's
@@ -115,7 +123,8 @@ class SpinnNliClassifier(Model):
         nn.init.uniform_(self._output_layer.bias, -0.005, 0.005)
 
         self._accuracy = CategoricalAccuracy()
-        self._parse_metrics = ParseMetrics()
+        typed = isinstance(encoder, TreeEncoder) and encoder.num_reduce_types > 0
+        self._parse_metrics = ParseMetrics(labeled=typed and self.has_parser)
         if initializer is not None:
             initializer(self)
 
@@ -137,15 +146,21 @@ class SpinnNliClassifier(Model):
         hypothesis_transitions: Optional[torch.Tensor] = None,
         label: Optional[torch.Tensor] = None,
         metadata: Optional[List[Dict[str, Any]]] = None,
+        premise_reduce_types: Optional[torch.Tensor] = None,
+        hypothesis_reduce_types: Optional[torch.Tensor] = None,
     ) -> Dict[str, Any]:
         batches = [
             self._sentence_batch(premise, premise_transitions),
             self._sentence_batch(hypothesis, hypothesis_transitions),
         ]
+        types = [premise_reduce_types, hypothesis_reduce_types]
         if self._encode_pairs_together:
-            encoded = encode_together(self._encoder, batches)
+            encoded = encode_together(self._encoder, batches, types)
         else:
-            encoded = [encode_together(self._encoder, [batch])[0] for batch in batches]
+            encoded = [
+                encode_together(self._encoder, [batch], [batch_types])[0]
+                for batch, batch_types in zip(batches, types)
+            ]
         # Shape: (batch_size, encoder_dim) each
         (p, premise_out), (h, hypothesis_out) = encoded
         # Shape: (batch_size, 4 * encoder_dim)
@@ -170,10 +185,18 @@ class SpinnNliClassifier(Model):
         if label is not None:
             loss = nn.functional.cross_entropy(logits, label.long().view(-1))
             self._accuracy(logits, label)
-            for _, out, gold in sides:
+            for (_, out, gold), gold_types in zip(sides, types):
                 if out is not None and out.transition_logits is not None and gold is not None:
                     loss = loss + self._transition_loss_weight * transition_loss(out, gold)
-                    self._parse_metrics(parser_predictions(out), gold)
+                    if out.reduce_type_logits is not None and gold_types is not None:
+                        loss = loss + self._transition_loss_weight * reduce_type_loss(
+                            out, gold_types
+                        )
+                        self._parse_metrics(
+                            parser_predictions(out), gold, parser_types(out), gold_types
+                        )
+                    else:
+                        self._parse_metrics(parser_predictions(out), gold)
             output["loss"] = loss
         return output
 

@@ -1,9 +1,15 @@
-from typing import Dict
+from typing import Dict, Optional
 
 import torch
 from allennlp.training.metrics import Metric
 
-from spinn_allennlp.core.transitions import PAD, SHIFT, is_valid
+from spinn_allennlp.core.transitions import (
+    PAD,
+    SHIFT,
+    bracket_f1,
+    is_valid,
+    labeled_bracket_f1,
+)
 from spinn_allennlp.training.metrics.share import Share
 
 
@@ -15,22 +21,42 @@ class ParseMetrics(Metric):
     * `tree_accuracy`: share of sentences whose whole transition sequence is the gold one;
     * `valid_tree_rate`: share of sentences whose predicted transitions build one binary tree
       over all their words (always 1 for SPINN's legal-moves parser; the original
-      implementation's argmax parser fell short of it).
+      implementation's argmax parser fell short of it);
+    * `bracket_f1`: unlabeled bracket F1 of the predicted tree against the gold tree, averaged
+      over sentences, counting constituents of two or more words other than the whole
+      sentence (sentences of fewer than three words have none and are left out);
+    * `labeled_bracket_f1` (with `labeled`, for typed REDUCE): the same, a constituent counting
+      only with its type right too.
 
     Call with `predicted` and `gold` transitions of shape (batch_size, steps), PAD (-1) after
     each gold sequence's end; `predicted` is cut to the gold width. Sums over batches and
     workers (see `Share`).
 
     Registered as a `Metric` with name "parse_metrics".
+
+    # Parameters
+
+    labeled : `bool`, optional (default = `False`)
+        Also score typed REDUCEs: call with `predicted_types` and `gold_types` as well (shape
+        (batch_size, steps), the type of each REDUCE).
     """
 
-    def __init__(self) -> None:
+    def __init__(self, labeled: bool = False) -> None:
+        self._labeled = labeled
+        self._labeled_bracket_f1 = Share()
         self._transition_accuracy = Share()
         self._tree_accuracy = Share()
         self._valid_tree_rate = Share()
+        self._bracket_f1 = Share()
 
     @torch.no_grad()
-    def __call__(self, predicted: torch.Tensor, gold: torch.Tensor) -> None:  # type: ignore[override]
+    def __call__(
+        self,
+        predicted: torch.Tensor,
+        gold: torch.Tensor,
+        predicted_types: Optional[torch.Tensor] = None,
+        gold_types: Optional[torch.Tensor] = None,
+    ) -> None:
         gold = gold.long()
         steps = min(predicted.size(1), gold.size(1))
         predicted, gold = predicted[:, :steps], gold[:, :steps]
@@ -40,19 +66,53 @@ class ParseMetrics(Metric):
         same_tree = (correct == real).all(dim=1)
         self._tree_accuracy(int(same_tree.sum()), same_tree.numel())
         num_words = (gold == SHIFT).sum(dim=1).tolist()
-        valid_trees = sum(
-            is_valid(row[row_real].tolist(), n)
-            for row, row_real, n in zip(predicted.cpu(), real.cpu(), num_words)
-        )
+        valid_trees = 0
+        f1_sum, f1_count = 0.0, 0
+        for row, gold_row, row_real, n in zip(predicted.cpu(), gold.cpu(), real.cpu(), num_words):
+            sequence = row[row_real].tolist()
+            valid_trees += is_valid(sequence, n)
+            f1 = bracket_f1(sequence, gold_row[row_real].tolist())
+            if f1 is not None:
+                f1_sum += f1
+                f1_count += 1
         self._valid_tree_rate(valid_trees, len(num_words))
+        self._bracket_f1(f1_sum, f1_count)
+        if self._labeled:
+            if predicted_types is None or gold_types is None:
+                raise ValueError("labeled parse metrics need predicted and gold types")
+            labeled_sum, labeled_count = 0.0, 0
+            rows = zip(predicted, gold, predicted_types, gold_types[:, :steps], real)
+            for row, gold_row, types, gold_row_types, row_real in rows:
+                f1 = labeled_bracket_f1(
+                    row[row_real].tolist(),
+                    types[: row.size(0)][row_real].tolist(),
+                    gold_row[row_real].tolist(),
+                    gold_row_types[row_real].tolist(),
+                )
+                if f1 is not None:
+                    labeled_sum += f1
+                    labeled_count += 1
+            self._labeled_bracket_f1(labeled_sum, labeled_count)
 
     def get_metric(self, reset: bool = False) -> Dict[str, float]:
         return {
             "transition_accuracy": self._transition_accuracy.get_metric(reset),
             "tree_accuracy": self._tree_accuracy.get_metric(reset),
             "valid_tree_rate": self._valid_tree_rate.get_metric(reset),
+            "bracket_f1": self._bracket_f1.get_metric(reset),
+            **(
+                {"labeled_bracket_f1": self._labeled_bracket_f1.get_metric(reset)}
+                if self._labeled
+                else {}
+            ),
         }
 
     def reset(self) -> None:
-        for share in (self._transition_accuracy, self._tree_accuracy, self._valid_tree_rate):
+        for share in (
+            self._transition_accuracy,
+            self._tree_accuracy,
+            self._valid_tree_rate,
+            self._bracket_f1,
+            self._labeled_bracket_f1,
+        ):
             share.reset()

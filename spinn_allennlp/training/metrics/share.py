@@ -4,7 +4,8 @@ from allennlp.training.metrics import Metric
 
 @Metric.register("share")
 class Share(Metric):
-    """Hits over trials, summed over batches (and over workers in distributed training).
+    """Hits over trials, summed over batches (and over workers in distributed training); hits
+    may be fractional (a sum of per-sentence scores).
 
     Call it once per batch with that batch's counts. AllenNLP's `Average` all-reduces on every
     call, so calling it once per sentence made workers with different batch sizes issue
@@ -14,10 +15,10 @@ class Share(Metric):
     """
 
     def __init__(self) -> None:
-        self._hits = 0
+        self._hits: float = 0
         self._trials = 0
 
-    def __call__(self, hits: int, trials: int) -> None:  # type: ignore[override]
+    def __call__(self, hits: float, trials: int) -> None:  # type: ignore[override]
         self._hits += dist_reduce_sum(hits)
         self._trials += dist_reduce_sum(trials)
 
@@ -28,5 +29,5 @@ class Share(Metric):
         return float(value)
 
     def reset(self) -> None:
-        self._hits = 0
+        self._hits = 0.0
         self._trials = 0

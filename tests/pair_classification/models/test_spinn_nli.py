@@ -43,7 +43,13 @@ def test_full_spinn_reports_parse_metrics_and_trees():
     model, batch = model_and_batch("spinn")
     output = model.make_output_human_readable(model(**batch))
     metrics = model.get_metrics(reset=True)
-    assert set(metrics) == {"accuracy", "transition_accuracy", "tree_accuracy", "valid_tree_rate"}
+    assert set(metrics) == {
+        "accuracy",
+        "transition_accuracy",
+        "tree_accuracy",
+        "valid_tree_rate",
+        "bracket_f1",
+    }
     # At evaluation the full SPINN follows its own (legal-by-construction) parse.
     assert metrics["valid_tree_rate"] == 1.0
     assert 0.0 <= metrics["transition_accuracy"] <= 1.0
@@ -114,3 +120,32 @@ def test_pairs_encoded_together_equal_separate_calls(variant):
         assert (key in together) == (key in separate)
         if key in together:
             assert torch.equal(together[key], separate[key])
+
+
+def test_typed_reduce_reports_labeled_f1_and_trains_the_type_classifier():
+    model, batch = model_and_batch("spinn_typed")
+    assert "premise_reduce_types" in batch
+    model.train()
+    model(**batch)["loss"].backward()
+    assert model._encoder.spinn.type_classifier.weight.grad.abs().sum() > 0
+    model.eval()
+    model(**batch)
+    metrics = model.get_metrics(reset=True)
+    assert 0.0 <= metrics["labeled_bracket_f1"] <= metrics["bracket_f1"] <= 1.0
+
+
+@pytest.mark.parametrize("variant", ["spinn_model2", "spinn_model3", "spinn_model4"])
+def test_latent_tree_configs_train_their_parser(variant):
+    """NSHRDLU Models 2-4 on SNLI (the full ModelTestCase runs their ListOps twins): a training
+    batch reaches the parser (Model 4 from the label's loss alone), and evaluation follows the
+    model's own trees."""
+    model, batch = model_and_batch(variant)
+    model.train()
+    model(**batch)["loss"].backward()
+    classifier = model._encoder.spinn.tracker.transition_classifier
+    assert classifier.weight.grad is not None and classifier.weight.grad.abs().sum() > 0
+    model.eval()
+    output = model(**batch)
+    expected = "predicted" if variant == "spinn_model2" else "soft"
+    assert output["premise_transitions_source"][0] == expected
+    assert 0.0 <= model.get_metrics(reset=True)["bracket_f1"] <= 1.0

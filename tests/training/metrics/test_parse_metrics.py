@@ -33,4 +33,16 @@ def test_parse_metrics_count_steps_trees_and_validity():
     assert values["transition_accuracy"] == pytest.approx((3 + 3 + 0) / 9)
     assert values["tree_accuracy"] == pytest.approx(1 / 3)
     assert values["valid_tree_rate"] == pytest.approx(2 / 3)
+    # Only the second sentence has a constituent besides the whole (gold: words 0-1); the
+    # predicted tree's is words 1-2.
+    assert values["bracket_f1"] == pytest.approx(0.0)
     assert metrics.get_metric()["tree_accuracy"] == 0.0
+
+
+def test_bracket_f1_averages_over_sentences_with_inner_constituents():
+    metrics = ParseMetrics()
+    # ((a b) (c d)) against ((a b) c) d) and itself: F1 1/2 and 1.
+    gold = torch.tensor([[S, S, R, S, S, R, R], [S, S, R, S, S, R, R]])
+    predicted = torch.tensor([[S, S, R, S, R, S, R], [S, S, R, S, S, R, R]])
+    metrics(predicted, gold)
+    assert metrics.get_metric(reset=True)["bracket_f1"] == pytest.approx((0.5 + 1.0) / 2)

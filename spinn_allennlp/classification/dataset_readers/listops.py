@@ -1,0 +1,98 @@
+from typing import Any, Dict, List, Optional
+
+from allennlp.data import DatasetReader, Instance, Token, TokenIndexer
+from allennlp.data.fields import Field, LabelField, MetadataField, TextField
+from allennlp.data.token_indexers import SingleIdTokenIndexer
+
+from spinn_allennlp.classification.listops import (
+    MalformedExpressionError,
+    evaluate,
+    parse_tokens,
+)
+from spinn_allennlp.core.transitions import MalformedParseError, parse_to_transitions
+from spinn_allennlp.data.dataset_readers import MalformedExampleError, TreeDatasetReader
+from spinn_allennlp.data.fields import transitions_field
+
+
+@DatasetReader.register("listops")
+class ListOpsReader(TreeDatasetReader):
+    """Reads ListOps (Nangia and Bowman 2018) lines, `label<TAB>bracketed expression`, as in
+    the published `test_d20s.tsv` and the files `scripts/make_listops.py` writes:
+
+        9<TAB>( ( ( [MAX 2 ) 9 ) ] )
+
+    The tokens are the symbols other than brackets (`[MAX`, `2`, `9`, `]`: 15 kinds); the
+    brackets are the gold binary tree (each list folded left to right), whose post-order gives
+    the gold transitions. Lines whose label is not the expression's value, whose tokens are not
+    one expression, or whose brackets are not a binary tree over the tokens are logged and
+    counted as skipped (see `TreeDatasetReader`).
+
+    Instance fields: `tokens` (`TextField`), `transitions` (`TensorField` of SHIFT/REDUCE,
+    padded with -1; when `gold_trees`), `label` (`LabelField`, "0"-"9"), `metadata` (`tokens`).
+
+    Registered as a `DatasetReader` with name "listops".
+
+    # Parameters
+
+    gold_trees : `bool`, optional (default = `True`)
+        Give the gold transitions to the model. A model whose encoder has a parser learns from
+        them (or, with a latent parser, only reports how its own trees compare); without them
+        an encoder without a parser composes over its default (balanced) tree.
+    token_indexers : `Dict[str, TokenIndexer]`, optional
+        Default `{"tokens": SingleIdTokenIndexer()}`.
+    **kwargs
+        `max_length` (skip longer lines, counted): see `TreeDatasetReader`; the rest goes to
+        `DatasetReader` (`max_instances`, ...).
+    """
+
+    def __init__(
+        self,
+        gold_trees: bool = True,
+        token_indexers: Optional[Dict[str, TokenIndexer]] = None,
+        **kwargs,
+    ) -> None:
+        super().__init__(**kwargs)
+        self._gold_trees = gold_trees
+        self._token_indexers = token_indexers or {"tokens": SingleIdTokenIndexer()}
+
+    def line_to_instance(self, line: str, line_number: int) -> Optional[Instance]:
+        fields = line.split("\t")
+        if len(fields) != 2:
+            raise MalformedExampleError("bad line", f"expected label<TAB>expression: {line!r}")
+        label, text = fields
+        instance = self.text_to_instance(text, label.strip())
+        self.check_length("expression", instance["metadata"]["tokens"])  # type: ignore[index]
+        return instance
+
+    def text_to_instance(self, expression: str, label: Optional[str] = None) -> Instance:
+        """One instance of a bracketed (or plain, space-separated) expression. Raises
+        `MalformedExampleError` (a `ValueError`) for what is not one ListOps expression, a
+        bracketing that is not a binary tree over its tokens, or a wrong label."""
+        symbols = expression.split()
+        try:
+            parsed = parse_tokens(symbols)
+        except MalformedExpressionError as error:
+            raise MalformedExampleError("malformed expression", str(error)) from error
+        tokens: List[str] = [s for s in symbols if s not in ("(", ")")]
+        fields: Dict[str, Field] = {"tokens": TextField([Token(t) for t in tokens])}
+        if self._gold_trees:
+            try:
+                tree_tokens, transitions = parse_to_transitions(expression)
+            except MalformedParseError as error:
+                raise MalformedExampleError("malformed parse", str(error)) from error
+            if tree_tokens != tokens:  # the parser drops brackets around single items only
+                raise MalformedExampleError("malformed parse", "brackets do not cover the tokens")
+            fields["transitions"] = transitions_field(transitions)
+        if label is not None:
+            value = evaluate(parsed)
+            if label != str(value):
+                raise MalformedExampleError(
+                    "wrong label", f"label {label!r}, but the expression's value is {value}"
+                )
+            fields["label"] = LabelField(label)
+        metadata: Dict[str, Any] = {"tokens": tokens}
+        fields["metadata"] = MetadataField(metadata)
+        return Instance(fields)
+
+    def apply_token_indexers(self, instance: Instance) -> None:
+        instance.fields["tokens"].token_indexers = self._token_indexers  # type: ignore[attr-defined]

@@ -1,0 +1,254 @@
+"""ListOps (Nangia and Bowman 2018): nested list expressions over the digits 0-9 whose value is
+the label, and whose bracketing is a tree that a model must get right to compute it.
+
+An expression is a digit or a list ``[OP arg ... ]`` with 2-5 arguments, each again an
+expression; OP is MIN, MAX, MED (the median, rounded down for an even count) or SM (the sum
+modulo 10). ``[MAX 2 [MIN 4 7 ] 0 ]`` = 4. The published files write a list's tokens left to
+right (``[MAX``, the arguments, ``]``) with binary brackets that fold the list left to right:
+``( ( ( ( [MAX 2 ) ( ( ( [MIN 4 ) 7 ) ] ) ) 0 ) ] )`` — the gold tree the paper's TreeLSTM uses.
+
+:func:`generate_dataset` writes new examples from the distribution of the published test set
+(``test_d20s.tsv``, 10,000 lines; measured by :func:`statistics` and checked in
+``tests/classification/test_listops.py``): the top node a list, every argument a list with
+probability 1/4 and a digit otherwise, 2-5 arguments and the operator uniform, digits uniform,
+no node deeper than 20 (the top list is at depth 1, so lists nest at most 19 deep and
+arguments at depth 20 are digits), and every example distinct, drawn
+from a pool of 100,000 distinct expressions of which the test set is a tenth. Pure Python.
+"""
+
+import bisect
+import random
+from collections import Counter
+from dataclasses import dataclass
+from typing import Dict, Iterable, Iterator, List, Sequence, Set, Tuple, Union
+
+OPERATORS = ("[MIN", "[MAX", "[MED", "[SM")
+END = "]"
+DIGITS = tuple(str(d) for d in range(10))
+VOCABULARY = OPERATORS + DIGITS + (END,)
+
+# A digit, or (operator, arguments).
+Expression = Union[int, Tuple[str, List["Expression"]]]
+
+
+@dataclass(frozen=True)
+class GeneratorSettings:
+    """The generating process; the defaults reproduce ``test_d20s.tsv``.
+
+    ``list_probability``: chance that an argument is a list rather than a digit (measured from
+    the test file: 82,144 argument lists among 326,308 arguments = 0.252). ``max_depth``: no
+    node is deeper (the top list is at depth 1; the test file's lists nest at most 19 deep, and
+    324 of its 10,000 examples reach that). ``pool_size``: the published data was a
+    set of distinct expressions, so short ones, which repeat often, are rarer than drawn; a
+    sample of a pool this size (train + test of the original) has the test file's statistics.
+    """
+
+    list_probability: float = 0.25
+    min_args: int = 2
+    max_args: int = 5
+    max_depth: int = 20
+    pool_size: int = 100_000
+
+
+def random_tokens(
+    rng: random.Random, settings: GeneratorSettings = GeneratorSettings()
+) -> List[str]:
+    """The tokens of one random expression, its top node a list."""
+    out: List[str] = []
+    draw, randint = rng.random, rng.randint
+
+    def add_list(depth: int) -> None:
+        start = len(out)
+        out.append("")  # the operator, drawn once the arguments are
+        for _ in range(randint(settings.min_args, settings.max_args)):
+            if depth + 1 < settings.max_depth and draw() < settings.list_probability:
+                add_list(depth + 1)
+            else:
+                out.append(DIGITS[int(draw() * 10)])
+        out[start] = rng.choice(OPERATORS)
+        out.append(END)
+
+    add_list(1)
+    return out
+
+
+def random_expression(
+    rng: random.Random, settings: GeneratorSettings = GeneratorSettings()
+) -> Expression:
+    """One random expression, its top node a list."""
+    return parse_tokens(random_tokens(rng, settings))
+
+
+def evaluate(expression: Expression) -> int:
+    """The value of an expression (the label)."""
+    if isinstance(expression, int):
+        return expression
+    operator, args = expression
+    values = [evaluate(arg) for arg in args]
+    if operator == "[MIN":
+        return min(values)
+    if operator == "[MAX":
+        return max(values)
+    if operator == "[SM":
+        return sum(values) % 10
+    if operator == "[MED":
+        ordered = sorted(values)
+        middle = len(ordered) // 2
+        if len(ordered) % 2:
+            return ordered[middle]
+        return (ordered[middle - 1] + ordered[middle]) // 2
+    raise ValueError(f"unknown operator {operator!r}")
+
+
+def tokens(expression: Expression) -> List[str]:
+    """``[MAX 2 [MIN 4 7 ] 0 ]`` as a token list."""
+    out: List[str] = []
+    _append_tokens(expression, out)
+    return out
+
+
+def _append_tokens(expression: Expression, out: List[str]) -> None:
+    if isinstance(expression, int):
+        out.append(str(expression))
+        return
+    out.append(expression[0])
+    for arg in expression[1]:
+        _append_tokens(arg, out)
+    out.append(END)
+
+
+def bracketed(expression: Expression) -> str:
+    """The published files' binary bracketing: each list folded left to right,
+    ``( ( ( [MAX 2 ) 9 ) ] )``."""
+    if isinstance(expression, int):
+        return str(expression)
+    operator, args = expression
+    text = operator
+    for item in [bracketed(arg) for arg in args] + [END]:
+        text = f"( {text} {item} )"
+    return text
+
+
+class MalformedExpressionError(ValueError):
+    """Tokens that are not one ListOps expression."""
+
+
+def parse_tokens(symbols: Sequence[str]) -> Expression:
+    """The expression of a token list (brackets ``(`` ``)`` ignored, so a published line's
+    bracketed text works as well). Raises :class:`MalformedExpressionError`."""
+    items = [s for s in symbols if s not in ("(", ")")]
+    if not items:
+        raise MalformedExpressionError("no tokens")
+    # Each open list: [operator, arguments]; the outermost holder collects the result.
+    stack: List[Tuple[str, List[Expression]]] = [("", [])]
+    for position, symbol in enumerate(items):
+        if symbol in OPERATORS:
+            stack.append((symbol, []))
+        elif symbol == END:
+            if len(stack) == 1:
+                raise MalformedExpressionError(f"']' without a list at token {position}")
+            operator, args = stack.pop()
+            if not args:
+                raise MalformedExpressionError(f"empty list {operator} at token {position}")
+            stack[-1][1].append((operator, args))
+        elif symbol in DIGITS:
+            stack[-1][1].append(int(symbol))
+        else:
+            raise MalformedExpressionError(f"unknown token {symbol!r} at token {position}")
+    if len(stack) != 1:
+        raise MalformedExpressionError(f"{len(stack) - 1} unclosed list(s)")
+    if len(stack[0][1]) != 1:
+        raise MalformedExpressionError(f"{len(stack[0][1])} expressions, expected one")
+    return stack[0][1][0]
+
+
+def depth(expression: Expression) -> int:
+    """How deep lists nest: 0 for a digit, 1 for a list of digits."""
+    if isinstance(expression, int):
+        return 0
+    return 1 + max(depth(arg) for arg in expression[1])
+
+
+def generate_pool(
+    rng: random.Random,
+    settings: GeneratorSettings = GeneratorSettings(),
+    exclude: Iterable[str] = (),
+) -> List[str]:
+    """Token strings of ``settings.pool_size`` distinct expressions, less those in ``exclude``
+    (token strings, which count towards the pool as the test set did in the original)."""
+    excluded: Set[str] = set(exclude)
+    seen: Set[str] = set(excluded)
+    pool: List[str] = []
+    while len(pool) + len(excluded) < settings.pool_size:
+        key = " ".join(random_tokens(rng, settings))
+        if key not in seen:
+            seen.add(key)
+            pool.append(key)
+    return pool
+
+
+def generate_dataset(
+    sizes: Sequence[int],
+    seed: int,
+    settings: GeneratorSettings = GeneratorSettings(),
+    exclude: Iterable[str] = (),
+) -> List[List[Expression]]:
+    """Disjoint random samples of the given sizes from one pool (e.g. train and dev), none in
+    ``exclude`` (token strings, e.g. the test set's)."""
+    rng = random.Random(seed)
+    pool = generate_pool(rng, settings, exclude)
+    if sum(sizes) > len(pool):
+        raise ValueError(f"{sum(sizes)} examples asked of a pool of {len(pool)}")
+    chosen = rng.sample(pool, sum(sizes))
+    splits, start = [], 0
+    for size in sizes:
+        splits.append([parse_tokens(key.split()) for key in chosen[start : start + size]])
+        start += size
+    return splits
+
+
+def format_line(expression: Expression) -> str:
+    """A line of the published format: ``label<TAB>bracketed``."""
+    return f"{evaluate(expression)}\t{bracketed(expression)}"
+
+
+def read_lines(lines: Iterable[str]) -> Iterator[Tuple[int, Expression]]:
+    """(label, expression) of each ``label<TAB>bracketed`` line (blank lines skipped)."""
+    for line in lines:
+        if not line.strip():
+            continue
+        label, text = line.rstrip("\r\n").split("\t", 1)
+        yield int(label), parse_tokens(text.split())
+
+
+def statistics(expressions: Sequence[Expression]) -> Dict[str, Counter]:
+    """Counts that describe a sample: ``length`` (tokens), ``depth``, ``args`` (arguments per
+    list), ``operator``, ``digit`` (digit arguments), ``label`` and ``root`` (the top node's
+    operator, or "digit")."""
+    counts: Dict[str, Counter] = {
+        key: Counter() for key in ("length", "depth", "args", "operator", "digit", "label", "root")
+    }
+    for expression in expressions:
+        counts["length"][len(tokens(expression))] += 1
+        counts["depth"][depth(expression)] += 1
+        counts["label"][evaluate(expression)] += 1
+        counts["root"]["digit" if isinstance(expression, int) else expression[0]] += 1
+        pending = [expression]
+        while pending:
+            node = pending.pop()
+            if isinstance(node, int):
+                counts["digit"][node] += 1
+                continue
+            counts["operator"][node[0]] += 1
+            counts["args"][len(node[1])] += 1
+            pending.extend(node[1])
+    return counts
+
+
+def binned(counts: Counter, edges: Sequence[int]) -> List[int]:
+    """Counts of a numeric statistic in the bins ``[edges[i], edges[i + 1])``, the last bin
+    open-ended: ``binned(lengths, [0, 10, 20])`` -> [< 10, 10-19, >= 20]."""
+    bins = [0] * len(edges)
+    for value, count in counts.items():
+        bins[max(0, bisect.bisect_right(edges, value) - 1)] += count
+    return bins

@@ -1,0 +1,159 @@
+from typing import Any, Dict, List, Optional
+
+import torch
+from allennlp.common.checks import check_dimensions_match
+from allennlp.data import TextFieldTensors, Vocabulary
+from allennlp.models import Model
+from allennlp.modules import Seq2VecEncoder, TextFieldEmbedder
+from allennlp.nn import InitializerApplicator, util
+from allennlp.training.metrics import CategoricalAccuracy
+from torch import nn
+
+from spinn_allennlp.core.output import GIVEN
+from spinn_allennlp.core.supervision import parser_predictions, transition_loss
+from spinn_allennlp.data.trees import readable_tree
+from spinn_allennlp.modules.tree_encoder import TreeEncoder
+from spinn_allennlp.training.metrics import ParseMetrics
+
+
+@Model.register("spinn_classifier")
+class SpinnClassifier(Model):
+    """A sentence classifier on a sentence encoder: the sentence vector through an MLP of ReLU
+    layers and a softmax layer (the NLI model of the SPINN paper with one sentence instead of a
+    pair's four features), e.g. ListOps.
+
+    With a tree encoder (`TreeEncoder`) the gold `transitions`, when the reader gives them, are
+    passed to it, and the output has the transitions it followed. With a parser the loss adds
+    `transition_loss_weight` (the paper's alpha) times the transition cross-entropy against the
+    gold transitions (0 for a parser that learns only from the label, NSHRDLU Model 4), and the
+    metrics include how its trees compare with the gold ones (`ParseMetrics`: transition and
+    tree accuracy, valid trees, unlabeled bracket F1).
+
+    Registered as a `Model` with name "spinn_classifier".
+
+    # Parameters
+
+    vocab : `Vocabulary`
+    text_field_embedder : `TextFieldEmbedder`
+    encoder : `Seq2VecEncoder`
+        Its input size must be the embedder's output size.
+    mlp_layers : `int`, optional (default = `1`)
+    mlp_dim : `int`, optional (default = `128`)
+    dropout : `float`, optional (default = `0.0`)
+        Drop rate on the MLP's input and on each layer's output.
+    batch_norm : `bool`, optional (default = `False`)
+        Batch normalisation on the MLP's input and on each layer's output.
+    transition_loss_weight : `float`, optional (default = `0.0`)
+        The paper's alpha; used only with an encoder that has a parser.
+    label_namespace : `str`, optional (default = `"labels"`)
+    initializer : `InitializerApplicator`, optional (default = `None`)
+    """
+
+    def __init__(
+        self,
+        vocab: Vocabulary,
+        text_field_embedder: TextFieldEmbedder,
+        encoder: Seq2VecEncoder,
+        mlp_layers: int = 1,
+        mlp_dim: int = 128,
+        dropout: float = 0.0,
+        batch_norm: bool = False,
+        transition_loss_weight: float = 0.0,
+        label_namespace: str = "labels",
+        initializer: Optional[InitializerApplicator] = None,
+        **kwargs,
+    ) -> None:
+        super().__init__(vocab, **kwargs)
+        check_dimensions_match(
+            text_field_embedder.get_output_dim(),
+            encoder.get_input_dim(),
+            "text field embedding dim",
+            "encoder input dim",
+        )
+        self._embedder = text_field_embedder
+        self._encoder = encoder
+        self._label_namespace = label_namespace
+        self._transition_loss_weight = transition_loss_weight
+
+        features = encoder.get_output_dim()
+        layers: List[nn.Module] = [nn.BatchNorm1d(features)] if batch_norm else []
+        layers.append(nn.Dropout(dropout))
+        for _ in range(mlp_layers):
+            linear = nn.Linear(features, mlp_dim)
+            nn.init.kaiming_normal_(linear.weight, nonlinearity="relu")
+            nn.init.zeros_(linear.bias)
+            layers += [linear, nn.ReLU()]
+            if batch_norm:
+                layers.append(nn.BatchNorm1d(mlp_dim))
+            layers.append(nn.Dropout(dropout))
+            features = mlp_dim
+        self._mlp = nn.Sequential(*layers)
+        self._output_layer = nn.Linear(features, vocab.get_vocab_size(label_namespace))
+
+        self._accuracy = CategoricalAccuracy()
+        self._parse_metrics = ParseMetrics()
+        if initializer is not None:
+            initializer(self)
+
+    @property
+    def has_parser(self) -> bool:
+        return isinstance(self._encoder, TreeEncoder) and self._encoder.has_parser
+
+    def forward(
+        self,
+        tokens: TextFieldTensors,
+        transitions: Optional[torch.Tensor] = None,
+        label: Optional[torch.Tensor] = None,
+        metadata: Optional[List[Dict[str, Any]]] = None,
+    ) -> Dict[str, Any]:
+        # Shape: (batch_size, num_tokens, embedding_dim)
+        embedded = self._embedder(tokens)
+        # Shape: (batch_size, num_tokens)
+        mask = util.get_text_field_mask(tokens)
+        encoded = None
+        if isinstance(self._encoder, TreeEncoder):
+            encoded = self._encoder.encode(embedded, mask, transitions)
+            sentence = encoded.sentence
+        else:
+            sentence = self._encoder(embedded, mask)
+        # Shape: (batch_size, num_labels)
+        logits = self._output_layer(self._mlp(sentence))
+        output: Dict[str, Any] = {"logits": logits, "probs": torch.softmax(logits, dim=-1)}
+        if metadata is not None:
+            output["metadata"] = metadata
+        if encoded is not None:
+            output["transitions"] = encoded.transitions
+            source = encoded.mode if encoded.mode != GIVEN else "gold"
+            if encoded.mode == GIVEN and transitions is None:
+                source = "balanced default tree"
+            output["transitions_source"] = [source] * logits.size(0)
+
+        if label is not None:
+            loss = nn.functional.cross_entropy(logits, label.long().view(-1))
+            self._accuracy(logits, label)
+            if encoded is not None and encoded.transition_logits is not None:
+                if transitions is not None:
+                    if self._transition_loss_weight:
+                        loss = loss + self._transition_loss_weight * transition_loss(
+                            encoded, transitions
+                        )
+                    self._parse_metrics(parser_predictions(encoded), transitions)
+            output["loss"] = loss
+        return output
+
+    def make_output_human_readable(self, output_dict: Dict[str, Any]) -> Dict[str, Any]:
+        labels = self.vocab.get_index_to_token_vocabulary(self._label_namespace)
+        probs = output_dict["probs"].detach().cpu()
+        output_dict["label"] = [labels[int(i)] for i in probs.argmax(dim=-1)]
+        if "transitions" in output_dict and "metadata" in output_dict:
+            output_dict["tree"] = [
+                readable_tree(meta["tokens"], row.tolist())
+                for row, meta in zip(output_dict["transitions"].cpu(), output_dict["metadata"])
+            ]
+        return output_dict
+
+    def get_metrics(self, reset: bool = False) -> Dict[str, float]:
+        metrics = {"accuracy": self._accuracy.get_metric(reset)}
+        if self.has_parser:
+            metrics.update(self._parse_metrics.get_metric(reset))
+        return metrics

@@ -1,0 +1,76 @@
+"""The ListOps reader on real lines of the published test set (fixtures/classification/listops)
+and on deliberately broken copies of them."""
+
+import logging
+
+import pytest
+from allennlp.common import Params
+from allennlp.data import DatasetReader
+
+from spinn_allennlp.classification.dataset_readers import ListOpsReader
+from spinn_allennlp.classification.listops import bracketed, parse_tokens
+from spinn_allennlp.core.transitions import check_transitions, transitions_to_string
+from spinn_allennlp.data.dataset_readers import MalformedExampleError
+from spinn_allennlp.testing import FIXTURES_ROOT
+
+FIXTURES = FIXTURES_ROOT / "classification" / "listops"
+SAMPLE = FIXTURES / "sample.tsv"
+MALFORMED = FIXTURES / "malformed.tsv"
+
+
+def sample_lines():
+    return [line.rstrip("\n").split("\t") for line in SAMPLE.open(encoding="utf-8")]
+
+
+def test_reads_tokens_labels_and_gold_trees():
+    reader = DatasetReader.from_params(Params({"type": "listops"}))
+    instances = list(reader.read(str(SAMPLE)))
+    assert len(instances) == len(sample_lines())
+    for instance, (label, text) in zip(instances, sample_lines()):
+        tokens = [t.text for t in instance["tokens"].tokens]
+        assert tokens == [s for s in text.split() if s not in ("(", ")")]
+        assert instance["label"].label == label
+        transitions = instance["transitions"].tensor.tolist()
+        check_transitions(transitions, len(tokens))
+        # The transitions rebuild the published bracketing, which is each list folded left.
+        assert transitions_to_string(tokens, transitions) == text
+        assert text == bracketed(parse_tokens(tokens))
+    assert reader.skipped == {} and reader.dropped == {}
+
+
+def test_without_gold_trees_there_is_no_transitions_field():
+    reader = ListOpsReader(gold_trees=False)
+    instance = next(iter(reader.read(str(SAMPLE))))
+    assert "transitions" not in instance.fields
+    assert instance["metadata"]["tokens"] == [t.text for t in instance["tokens"].tokens]
+
+
+def test_broken_lines_are_counted_and_logged(caplog):
+    reader = ListOpsReader()
+    with caplog.at_level(logging.WARNING):
+        instances = list(reader.read(str(MALFORMED)))
+    assert [i["label"].label for i in instances] == ["0", "5", "2"]
+    assert reader.skipped == {
+        "wrong label": 1,
+        "bad line": 1,
+        "malformed parse": 3,
+        "malformed expression": 2,
+    }
+    assert f"{MALFORMED}:2: skipped: wrong label" in caplog.text
+    assert f"{MALFORMED}:7: skipped: malformed expression: unknown token '[AVG'" in caplog.text
+
+
+def test_max_length_skips_long_lines():
+    reader = ListOpsReader(max_length=10)
+    instances = list(reader.read(str(SAMPLE)))
+    lengths = [len([s for s in text.split() if s not in ("(", ")")]) for _, text in sample_lines()]
+    assert len(instances) == sum(n <= 10 for n in lengths)
+    assert reader.skipped == {"too long": sum(n > 10 for n in lengths)}
+
+
+def test_text_to_instance_takes_plain_expressions():
+    reader = ListOpsReader(gold_trees=False)
+    instance = reader.text_to_instance("[MAX 2 [MIN 4 7 ] 0 ]", "4")
+    assert instance["label"].label == "4"
+    with pytest.raises(MalformedExampleError, match="wrong label"):
+        reader.text_to_instance("[MAX 2 [MIN 4 7 ] 0 ]", "7")

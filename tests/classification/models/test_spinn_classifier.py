@@ -1,0 +1,82 @@
+"""The sentence classifier with each ListOps config (NSHRDLU Models 0-4 and the baselines), on
+real ListOps lines (fixtures)."""
+
+import pytest
+import torch
+from allennlp.common.testing import ModelTestCase
+
+from spinn_allennlp.core.transitions import PAD, is_valid
+from spinn_allennlp.testing.configs import (
+    LISTOPS_SAMPLE,
+    LISTOPS_VARIANTS,
+    as_json,
+    listops_config,
+    listops_small_overrides,
+)
+from spinn_allennlp.testing.model_test_case import SpinnModelTestCase
+
+
+class TestListOpsConfigs(SpinnModelTestCase):
+    @pytest.mark.parametrize("variant", LISTOPS_VARIANTS)
+    def test_train_save_load_and_batch_consistency(self, variant):
+        config = listops_config(variant)
+        self.set_up_model(config, LISTOPS_SAMPLE)
+        # Every parameter gets a gradient (Model 4's parser too, from the label's loss alone).
+        self.ensure_model_can_train_save_and_load(
+            config, overrides=as_json(listops_small_overrides(variant)), seed=0
+        )
+        self.ensure_batch_predictions_are_consistent()
+
+
+def model_and_batch(variant):
+    test = ModelTestCase()
+    test.set_up_model(listops_config(variant), LISTOPS_SAMPLE)
+    return test.model, test.dataset.as_tensor_dict()
+
+
+@pytest.mark.parametrize("variant", ["spinn", "spinn_model4"])
+def test_parsers_report_trees_and_parse_metrics(variant):
+    model, batch = model_and_batch(variant)
+    model.eval()
+    output = model.make_output_human_readable(model(**batch))
+    metrics = model.get_metrics(reset=True)
+    assert set(metrics) == {
+        "accuracy",
+        "transition_accuracy",
+        "tree_accuracy",
+        "valid_tree_rate",
+        "bracket_f1",
+    }
+    assert metrics["valid_tree_rate"] == 1.0
+    assert output["transitions_source"][0] == ("soft" if variant == "spinn_model4" else "predicted")
+    for tree, meta, row in zip(output["tree"], output["metadata"], output["transitions"].tolist()):
+        assert tree.replace("( ", "").replace(" )", "").split() == meta["tokens"]
+        assert is_valid([t for t in row if t != PAD], len(meta["tokens"]))
+
+
+def test_model4_trains_its_parser_from_the_label_alone():
+    model, batch = model_and_batch("spinn_model4")
+    model.train()
+    assert model._transition_loss_weight == 0.0
+    model(**batch)["loss"].backward()
+    classifier = model._encoder.spinn.tracker.transition_classifier
+    assert classifier.weight.grad is not None and classifier.weight.grad.abs().sum() > 0
+
+
+def test_model3_adds_the_transition_loss():
+    model, batch = model_and_batch("spinn_model3")
+    model.train()
+    torch.manual_seed(0)
+    with_loss = model(**batch)["loss"].item()
+    model._transition_loss_weight = 0.0
+    torch.manual_seed(0)
+    without = model(**batch)["loss"].item()
+    # The untrained parser's cross-entropy is about log 2 per step.
+    assert with_loss - without == pytest.approx(0.69, rel=0.3)
+
+
+def test_models_without_parser_report_accuracy_only():
+    for variant in ("lstm", "spinn_pi_nt", "spinn_pi_nt_balanced"):
+        model, batch = model_and_batch(variant)
+        model(**batch)
+        assert set(model.get_metrics(reset=True)) == {"accuracy"}
