@@ -17,14 +17,13 @@ local common = import "nli_common.libsonnet";
     dataset_reader: common.dataset_reader,
     train_data_path: common.train_data_path,
     validation_data_path: common.validation_data_path,
-    test_data_path: common.test_data_path,
-    evaluate_on_test: common.evaluate_on_test,
     datasets_for_vocab_creation: common.datasets_for_vocab_creation,
     data_loader: common.data_loader,
     validation_data_loader: common.validation_data_loader,
   },
-  // Raw text at prediction time gets its trees from a tree source.
-  tree_dataset_reader: common.dataset_reader { tree_source: { type: "balanced" } },
+  // Raw text at prediction time gets its trees from a tree source: our benepar model, as the
+  // SPINN-PI-NT and SPINN-PI configs (SNLI's lines keep their own parses).
+  tree_dataset_reader: common.reader_with_benepar,
 
   initializer: {
     regexes: [
@@ -83,5 +82,7 @@ local common = import "nli_common.libsonnet";
     patience: 8,
     validation_metric: "+accuracy",
     grad_norm: 10.0,
+    // Exact `allennlp train --recover` after an interruption, as the SPINN configs.
+    callbacks: [{ type: "restore_random_state" }],
   },
 }

@@ -6,7 +6,7 @@
 local spinn = import "spinn.jsonnet";
 spinn + {
   trainer+: {
-    callbacks: [
+    callbacks: super.callbacks + [
       { type: "self_transition_schedule", start: 0.0, end: 1.0, hold_batches: 170, ramp_batches: 510 },
     ],
   },

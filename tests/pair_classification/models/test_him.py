@@ -83,7 +83,7 @@ def test_archive_him_averages_members_trained_apart(tmp_path):
     him = load_archive(str(tmp_path / "him.tar.gz"))
     assert isinstance(him.model, HimNli)
     # The tree member's reader (with its tree source) is HIM's reader.
-    assert him.config["dataset_reader"]["tree_source"]["type"] == "balanced"
+    assert him.config["dataset_reader"]["tree_source"]["type"] == "benepar"
     batch = Batch(instances)
     batch.index_instances(him.model.vocab)
     tensors = batch.as_tensor_dict()

@@ -1,5 +1,6 @@
 """Raw text through the Chen et al. (2017) models: trees from the reader's tree source."""
 
+import copy
 import json
 
 import pytest
@@ -9,6 +10,7 @@ from allennlp.predictors import Predictor
 
 from spinn_allennlp.pair_classification.dataset_readers import SnliTransitionsReader
 from spinn_allennlp.pair_classification.models.him import archive_him
+from spinn_allennlp.pair_classification.predictors import SpinnNliPredictor
 from spinn_allennlp.testing.configs import SNLI_SAMPLE, attention_small_overrides, snli_config
 from spinn_allennlp.testing.model_test_case import archive_untrained
 
@@ -18,7 +20,7 @@ LABELS = {"entailment", "neutral", "contradiction"}
 @pytest.fixture(scope="module")
 def him_predictor(tmp_path_factory):
     """HIM of an (untrained, small) ESIM and tree model: the tree member's reader has the
-    configs' tree source, "balanced"."""
+    configs' tree source, our benepar model."""
     directory = tmp_path_factory.mktemp("him")
     vocab = Vocabulary.from_instances(SnliTransitionsReader().read(SNLI_SAMPLE))
     members = {
@@ -37,6 +39,20 @@ def test_raw_text_gets_trees_from_the_tree_source(him_predictor):
     )
     assert output["label"] in LABELS
     assert output["esim_label"] in LABELS and output["tree_label"] in LABELS
+    assert output["premise_transitions_source"] == "benepar"
+    # A binary tree over the PTB tokens: N words, N - 1 constituents.
+    tree = output["premise_tree"]
+    assert tree.replace("(", " ").replace(")", " ").split() == "Two dogs run in a park .".split()
+    assert tree.count("(") == tree.count(")") == 6
+
+
+def test_the_tree_source_can_be_overridden(him_predictor):
+    # The same model, a copy of its reader with another tree source.
+    reader = copy.deepcopy(him_predictor._dataset_reader)
+    predictor = SpinnNliPredictor(him_predictor._model, reader, tree_source="balanced")
+    output = predictor.predict_json(
+        {"premise": "Two dogs run in a park.", "hypothesis": "Animals move."}
+    )
     assert output["premise_transitions_source"] == "balanced"
     # The balanced tree (the left half gets the extra word) over the PTB tokens.
     assert output["premise_tree"] == "( ( ( Two dogs ) ( run in ) ) ( ( a park ) . ) )"
