@@ -1,7 +1,7 @@
 """Seconds per training epoch on the Stanford Sentiment Treebank (8,544 training trees), for the
 shipped SST models, next to AllenNLP's LSTM on the same data.
 
-    python benchmarks/sst_epoch_speed.py [--sst-dir ../shared/data/sst] [--batch-size 25]
+    python benchmarks/sst_epoch_speed.py [--train data/sst/train.txt.gz] [--batch-size 25]
         [--encoders spinn_pi_nt,child_sum,lstm] [--device cpu|cuda] [--threads 1]
         [--max-batches N] [--out benchmarks/results]
 
@@ -50,7 +50,7 @@ NAMES = {
 
 def parse_args() -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--sst-dir", default="../shared/data/sst")
+    parser.add_argument("--train", default="data/sst/train.txt.gz", help="SST training trees")
     parser.add_argument("--batch-size", type=int, default=25)
     parser.add_argument("--encoders", default="spinn_pi_nt,child_sum,lstm")
     parser.add_argument("--device", default="cpu", choices=["cpu", "cuda"])
@@ -71,7 +71,7 @@ def main() -> None:
     device = torch.device(args.device)
 
     reader = SstTreesReader(dependencies=True)
-    instances = list(reader.read(f"{args.sst_dir}/train.txt"))
+    instances = list(reader.read(args.train))
     vocab = Vocabulary.from_instances(instances)
     for instance in instances:
         instance.index_fields(vocab)

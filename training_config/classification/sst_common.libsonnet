@@ -1,7 +1,8 @@
 // The Stanford Sentiment Treebank with a label on every node (Tai et al. 2015, §4.1 and §5.3).
 //
-// Data: "${SST_DIR:-...}" is expanded by the reader: SST_DIR=/path/to/sst allennlp train ...
-// (train.txt, dev.txt, test.txt in SST's PTB format). Model selection on dev root accuracy.
+// Data: SST's PTB-format trees as bundled in data/sst (gzipped, unchanged); "${SST_TRAIN:-...}"
+// strings are expanded by the reader, so SST_TRAIN=... SST_DEV=... SST_TEST=... allennlp train ...
+// points a run at other copies. Model selection on dev root accuracy.
 //
 // Training as the paper's: AdaGrad, learning rate 0.05 (word vectors 0.1), batch 25, L2 1e-4 on
 // the model's weights (not the word vectors), dropout 0.5 before the softmax layer. No GloVe is
@@ -11,7 +12,6 @@
 // Chosen on dev root accuracy (5-class, SPINN-PI-NT, one seed, README): words lowercased and
 // dropout 0.3 on the word projection; 10 epochs at most (dev accuracy peaks by epoch 3-6).
 {
-  data_dir:: "${SST_DIR:-../shared/data/sst}",
   embedding_dim:: 300,
   labels:: {
     "5-class": ["very negative", "negative", "neutral", "positive", "very positive"],
@@ -59,9 +59,9 @@
       // Trees for raw text at prediction time (training and evaluation use SST's own trees).
       tree_source: { type: "balanced" },
     },
-    train_data_path: $.data_dir + "/train.txt",
-    validation_data_path: $.data_dir + "/dev.txt",
-    test_data_path: $.data_dir + "/test.txt",
+    train_data_path: "${SST_TRAIN:-data/sst/train.txt.gz}",
+    validation_data_path: "${SST_DEV:-data/sst/dev.txt.gz}",
+    test_data_path: "${SST_TEST:-data/sst/test.txt.gz}",
     evaluate_on_test: false,
     datasets_for_vocab_creation: ["train"],
     model: {

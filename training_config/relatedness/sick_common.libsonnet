@@ -3,7 +3,8 @@
 // target distribution; model selection on the TRIAL split (the paper's dev set), by Pearson r.
 //
 // Data: SICK.txt holds all splits; "#TRAIN", "#TRIAL", "#TEST" select them by SemEval_set.
-// "${SICK:-...}" is expanded by the reader: SICK=/path/to/SICK.txt allennlp train ...
+// Bundled in data/sick (gzipped, unchanged); "${SICK:-...}" is expanded by the reader:
+// SICK=/path/to/SICK.txt allennlp train ... reads another copy.
 //
 // Trees: SICK has no parses; every sentence gets its tree from the reader's tree source
 // (balanced by default). Another source: --overrides '{"dataset_reader.tree_source.type":
@@ -12,7 +13,7 @@
 // Training as the paper's: AdaGrad 0.05, batch 25, L2 1e-4 on the model's weights. The paper
 // kept its GloVe vectors fixed; none is at hand, so the word vectors are learned here.
 {
-  data:: "${SICK:-../shared/data/sick/SICK.txt}",
+  data:: "${SICK:-data/sick/SICK.txt.gz}",
   embedding_dim:: 300,
 
   encoders:: {

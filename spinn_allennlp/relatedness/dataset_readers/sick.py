@@ -1,3 +1,4 @@
+import gzip
 import logging
 from typing import Any, Dict, Iterable, List, Optional, Sequence, Tuple
 
@@ -115,7 +116,9 @@ class SickReader(TreeDatasetReader):
     def _prefetch_trees(self, path: str) -> None:
         """Trees for every sentence of the split, from the tree source in batches."""
         sentences: Dict[Tuple[str, ...], None] = {}
-        with open(expand_path(path), "rb") as data_file:
+        local_path = expand_path(path)
+        opener = gzip.open if local_path.endswith(".gz") else open
+        with opener(local_path, "rb") as data_file:
             for line in data_file:
                 columns = line.decode("utf-8", errors="replace").rstrip("\r\n").split("\t")
                 if len(columns) != len(COLUMNS) or columns[0] == COLUMNS[0]:

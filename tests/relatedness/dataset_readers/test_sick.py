@@ -1,6 +1,7 @@
 """The SICK reader on real rows (fixtures copied verbatim from SICK.txt, CRLF line ends and
 header included) and on deliberately broken copies of them."""
 
+import gzip
 import logging
 from typing import List, Sequence
 
@@ -44,6 +45,17 @@ def test_splits_and_relatedness():
         assert is_valid(transitions, len(first[side].tokens))
     with pytest.raises(ValueError, match="split"):
         list(reader.read(f"{SAMPLE}#DEV"))
+
+
+def test_gzipped_file_reads_the_same(tmp_path):
+    # The configs read the bundled data/sick/SICK.txt.gz: trees are prefetched from it too.
+    gzipped = tmp_path / "sick_sample.txt.gz"
+    gzipped.write_bytes(gzip.compress(SAMPLE.read_bytes()))
+    source = CountingTrees()
+    plain = [i["metadata"]["pair_id"] for i in SickReader().read(f"{SAMPLE}#TEST")]
+    read = list(SickReader(tree_source=source).read(f"{gzipped}#TEST"))
+    assert [i["metadata"]["pair_id"] for i in read] == plain and len(read) == 10
+    assert sum(source.batches) > 0  # the trees came from the prefetch over the gzipped file
 
 
 def test_entailment_target_and_lowercase():
