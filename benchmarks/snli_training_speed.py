@@ -4,14 +4,14 @@
         [--batches 20] [--threads 1] [--out benchmarks/results]
 
 Each config in ``training_config/pair_classification/`` is built as ``allennlp train`` builds it
-(``TrainModel.from_params``: reader, vocabulary, model, bucketed data loader, RMSProp, L2
-regulariser, gradient norm clipping), on the first ``--batches`` x 32 pairs of the bundled 1 %
-SNLI training file, every config with the same seed and so the same batches. A step is what
-AllenNLP's ``GradientDescentTrainer`` does per batch: ``zero_grad``, ``batch_outputs`` (the
-model's forward and loss plus the regularisation penalty), ``loss.item()``, ``backward``,
+(``TrainModel.from_params``: reader, vocabulary, model, bucketed data loader, the config's
+optimizer, L2 regulariser, gradient norm clipping), on the first ``--batches`` x 32 pairs of the
+bundled 1 % SNLI training file, every config with the same seed and so the same batches. A step
+is what AllenNLP's ``GradientDescentTrainer`` does per batch: ``zero_grad``, ``batch_outputs``
+(the model's forward and loss plus the regularisation penalty), ``loss.item()``, ``backward``,
 gradient norm rescaling, ``optimizer.step`` and ``model.get_metrics`` for the progress bar (the
-learning-rate schedule's step, a few multiplications, is left out). The configs take turns
-batch by batch, each timed step after one untimed step on the same batch (see
+learning-rate schedule's step, a few multiplications, is left out). The configs take turns batch
+by batch, each timed step after one untimed step on the same batch (see
 ``common.time_interleaved``), and steps / s is the number of batches over the sum of their
 median step times.
 
@@ -260,8 +260,9 @@ def render(data: Dict[str, object]) -> str:
         + ".",
         f"The shipped configs through AllenNLP (TrainModel.from_params), batch 32, on the first "
         f"{data['batches']} length-bucketed batches of the bundled 1 % SNLI training file, the "
-        f"same batches for every config; a step = zero_grad, forward + loss + L2 penalty, "
-        f"backward, gradient norm clipping, RMSProp step, metrics. Configs interleaved batch by "
+        f"same batches for every config; a step = zero_grad, forward + loss + L2 penalty (where "
+        f"the config has one), backward, gradient norm clipping, the config's optimizer step "
+        f"(RMSProp for the SPINN configs, Adam for ESIM), metrics. Configs interleaved batch by "
         f"batch, each timed step after {config['warmup']} untimed step(s) on the same batch; "
         f"steps/s = batches / sum of the per-batch median times over {config['repeats']} pass(es).",
         "Memory: "
