@@ -1,0 +1,108 @@
+"""Every shell command the README and docs/ show refers to things that exist: files in the
+repository, make targets, script options, registered predictors. (Running them verbatim takes
+hours of training; what is checked here is what goes stale when code moves. docs/testing.md says
+which commands were also run verbatim, and with what output.)"""
+
+import re
+import shlex
+from pathlib import Path
+from typing import List, Tuple
+
+import pytest
+
+from spinn_allennlp.testing import PROJECT_ROOT
+
+DOCUMENTS = [
+    PROJECT_ROOT / "README.md",
+    *sorted((PROJECT_ROOT / "docs").glob("*.md")),
+    PROJECT_ROOT / "benchmarks" / "README.md",
+]
+# Paths under these are repository files when a command names them.
+REPOSITORY_DIRS = ("training_config/", "scripts/", "data/", "benchmarks/", "fixtures/", "models/",
+                   "docs/", "requirements/")  # fmt: skip
+# What commands write or download: not expected to exist in a fresh clone.
+PRODUCED = ("out/", "runs/", "data/listops/generated/", "/tmp/")
+OUTPUT_OPTIONS = {"-s", "-o", "--out", "--output-file", "--serialization-dir"}
+
+
+def commands() -> List[Tuple[str, str]]:
+    """(where, command) for every command line of every ```bash block, continuation lines
+    joined and comments dropped."""
+    found = []
+    for document in DOCUMENTS:
+        text = document.read_text()
+        for block in re.findall(r"```(?:bash|sh)\n(.*?)```", text, flags=re.S):
+            for line in block.replace("\\\n", " ").splitlines():
+                line = line.split(" #")[0].strip()
+                if line and not line.startswith("#"):
+                    found.append((document.relative_to(PROJECT_ROOT).as_posix(), line))
+    return found
+
+
+COMMANDS = commands()
+
+
+def words(command: str) -> List[str]:
+    return shlex.split(command)
+
+
+def test_the_documents_have_commands():
+    assert len(COMMANDS) > 40
+    assert any("allennlp train training_config/spinn.jsonnet" in c for _, c in COMMANDS)
+
+
+@pytest.mark.parametrize("where, command", COMMANDS, ids=[c[:60] for _, c in COMMANDS])
+def test_named_repository_files_exist(where, command):
+    tokens = words(command)
+    for position, token in enumerate(tokens):
+        previous = tokens[position - 1] if position else ""
+        if previous in OUTPUT_OPTIONS or previous == ">" or token.startswith(">"):
+            continue
+        for candidate in re.split(r"[=,]", token):
+            path = candidate.split("#")[0]  # SICK.txt.gz#TEST names a split
+            if not path.startswith(REPOSITORY_DIRS) or path.startswith(PRODUCED):
+                continue
+            if any(ch in path for ch in "*[]{}<>$"):
+                continue  # a pattern or placeholder, e.g. runs/listops/<variant>/
+            assert (PROJECT_ROOT / path).exists(), f"{where}: `{command}` names {path}"
+
+
+def make_targets() -> set:
+    makefile = (PROJECT_ROOT / "Makefile").read_text()
+    return set(re.findall(r"^([A-Za-z][\w-]*):", makefile, flags=re.M))
+
+
+@pytest.mark.parametrize("where, command", COMMANDS, ids=[c[:60] for _, c in COMMANDS])
+def test_make_targets_and_script_options_exist(where, command):
+    tokens = words(command)
+    # Leading VAR=value assignments, then the program.
+    while tokens and re.fullmatch(r"[A-Z_]+=.*", tokens[0]):
+        tokens = tokens[1:]
+    if tokens and tokens[0] == "make":
+        for target in tokens[1:]:
+            assert target in make_targets(), f"{where}: `{command}`: no make target {target}"
+    scripts = [t for t in tokens if t.endswith((".py", ".sh")) and "/" in t and "=" not in t]
+    if scripts and not tokens[-1].endswith("--help"):
+        source = (PROJECT_ROOT / scripts[0]).read_text()
+        for option in (t.split("=")[0] for t in tokens if t.startswith("--")):
+            assert option in source, f"{where}: `{command}`: {scripts[0]} has no {option}"
+
+
+def test_predictors_named_in_commands_are_registered():
+    from allennlp.predictors import Predictor
+
+    import spinn_allennlp.plugin  # noqa: F401  (registers the predictors)
+
+    named = {
+        tokens[tokens.index("--predictor") + 1]
+        for _, command in COMMANDS
+        if "--predictor" in (tokens := words(command))
+    }
+    assert named, "no command names a predictor"
+    for name in named:
+        assert Predictor.by_name(name)
+
+
+def test_readme_commands_have_no_paths_outside_the_repository():
+    for where, command in COMMANDS:
+        assert "../" not in command, f"{where}: `{command}` reaches outside the repository"
