@@ -5,7 +5,6 @@ which commands were also run verbatim, and with what output.)"""
 
 import re
 import shlex
-from pathlib import Path
 from typing import List, Tuple
 
 import pytest
