@@ -22,5 +22,7 @@ setup(
     # Python 3.11 / torch 2.x: install the tested set, requirements/lock.txt, with
     # `pip install --no-deps` (see README).
     install_requires=["allennlp==2.10.1", "torch>=1.10", "benepar==0.2.0"],
+    # The demo page (spinn_allennlp/demo): `spinn-demo out/spinn/model.tar.gz`.
+    entry_points={"console_scripts": ["spinn-demo=spinn_allennlp.demo.server:main"]},
     license="Apache-2.0",
 )

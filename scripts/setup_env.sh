@@ -13,6 +13,19 @@ PYTHON=${PYTHON:-python3}
 DEV=${DEV:-1}
 TORCH_INDEX_URL=${TORCH_INDEX_URL:-}
 TORCH_VERSION=${TORCH_VERSION:-2.13.0}
+# The demo's browser tests (tests/demo/test_browser.py) drive a real headless Chromium: install
+# Debian's chromium and chromium-driver when missing (as root), else say how.
+if [ "$DEV" = 1 ] && ! { command -v chromium >/dev/null && command -v chromedriver >/dev/null; }; then
+  if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
+    echo "installing chromium and chromium-driver (the demo's browser tests)"
+    apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium chromium-driver
+  else
+    echo "NOTE: chromium/chromedriver missing; tests/demo/test_browser.py fails without them." \
+      "Install them: sudo apt-get install chromium chromium-driver" \
+      "(or set SPINN_ALLOW_NO_BROWSER=1 to skip those tests)" >&2
+  fi
+fi
 locks=(requirements/lock.txt)
 [ "$DEV" = 1 ] && locks+=(requirements/dev-lock.txt)
 torch_choice=()
