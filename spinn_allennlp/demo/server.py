@@ -231,7 +231,9 @@ def build_server(argv: Optional[Sequence[str]] = None) -> DemoServer:
 
 
 def main(argv: Optional[Sequence[str]] = None) -> int:
-    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(message)s")
+    # Requests and our warnings; AllenNLP's parameter-by-parameter loading log stays quiet.
+    logging.basicConfig(level=logging.WARNING, format="%(asctime)s %(levelname)s %(message)s")
+    logging.getLogger("spinn_allennlp").setLevel(logging.INFO)
     server = build_server(argv)
     print(f"serving on {server.url} (Ctrl-C stops)", flush=True)
     try:

@@ -155,3 +155,11 @@ def test_form_post_draws_the_result_and_escapes_the_input(full_spinn):
         full_spinn, "/", b"premise=&hypothesis=x", "application/x-www-form-urlencoded"
     )
     assert status == 200 and "premise is empty" in page and "<svg" not in page
+
+
+def test_the_page_runs_no_scripts(full_spinn):
+    with urllib.request.urlopen(full_spinn.url, timeout=60) as response:
+        policy = response.headers["Content-Security-Policy"]
+        page = response.read().decode("utf-8")
+    assert "default-src 'none'" in policy and "script-src" not in policy
+    assert "<script" not in page and 'id="premise"' in page and 'id="submit"' in page
