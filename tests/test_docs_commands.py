@@ -8,7 +8,9 @@ import shlex
 from typing import List, Tuple
 
 import pytest
+from allennlp.predictors import Predictor
 
+import spinn_allennlp.plugin  # noqa: F401  (registers the predictors)
 from spinn_allennlp.testing import PROJECT_ROOT
 
 DOCUMENTS = [
@@ -88,10 +90,6 @@ def test_make_targets_and_script_options_exist(where, command):
 
 
 def test_predictors_named_in_commands_are_registered():
-    from allennlp.predictors import Predictor
-
-    import spinn_allennlp.plugin  # noqa: F401  (registers the predictors)
-
     named = {
         tokens[tokens.index("--predictor") + 1]
         for _, command in COMMANDS
