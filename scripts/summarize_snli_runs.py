@@ -54,25 +54,40 @@ def read_json(path: Path) -> Optional[Dict]:
 
 
 def spinn_table(runs: Path) -> None:
+    """One row per run (the configs' seeds, then each _seed<N>), then each model's mean and
+    spread over its runs."""
     print(
-        "| model | params (excl. embeddings) | best epoch | dev acc. | test acc. | "
+        "| model | seed | params (excl. embeddings) | best epoch | dev acc. | test acc. | "
         "test trans. acc. | test tree acc. | test valid trees | test bracket F1 | "
         "train wall time |"
     )
-    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+    print("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+    test_accuracies: Dict[str, List[float]] = {}
     for variant, name in NAMES.items():
-        run = runs / variant
-        if not (run / "metrics.json").exists():
-            continue
-        metrics = json.loads((run / "metrics.json").read_text())
-        test = json.loads((run / "test_metrics.json").read_text())
-        wall = json.loads((run / "wall.json").read_text())
+        for run in runs_of(runs, variant):
+            if not (run / "metrics.json").exists():
+                continue
+            seed = run.name.split("_seed")[1] if "_seed" in run.name else "config's"
+            metrics = json.loads((run / "metrics.json").read_text())
+            test = json.loads((run / "test_metrics.json").read_text())
+            wall = json.loads((run / "wall.json").read_text())
+            test_accuracies.setdefault(name, []).append(test["accuracy"])
+            print(
+                f"| {name} | {seed} | {parameters(run) / 1e6:.2f}M | {metrics['best_epoch']} | "
+                f"{percent(metrics['best_validation_accuracy'])} | {percent(test['accuracy'])} | "
+                f"{percent(test.get('transition_accuracy'))} | "
+                f"{percent(test.get('tree_accuracy'))} | "
+                f"{percent(test.get('valid_tree_rate'))} | {percent(test.get('bracket_f1'))} | "
+                f"{wall['train_wall_seconds'] / 60:.1f} min ({metrics['epoch'] + 1} epochs) |"
+            )
+    print()
+    print("| model | runs | test acc. mean | standard deviation | min – max |")
+    print("|---|---:|---:|---:|---:|")
+    for name, values in test_accuracies.items():
+        spread = percent(statistics.stdev(values)) if len(values) > 1 else "—"
         print(
-            f"| {name} | {parameters(run) / 1e6:.2f}M | {metrics['best_epoch']} | "
-            f"{percent(metrics['best_validation_accuracy'])} | {percent(test['accuracy'])} | "
-            f"{percent(test.get('transition_accuracy'))} | {percent(test.get('tree_accuracy'))} | "
-            f"{percent(test.get('valid_tree_rate'))} | {percent(test.get('bracket_f1'))} | "
-            f"{wall['train_wall_seconds'] / 60:.1f} min ({metrics['epoch'] + 1} epochs) |"
+            f"| {name} | {len(values)} | {percent(statistics.mean(values))} | {spread} | "
+            f"{percent(min(values))} – {percent(max(values))} |"
         )
 
 
@@ -118,7 +133,7 @@ def attention_table(runs: Path) -> None:
 
 
 def main(runs: Path) -> None:
-    if any((runs / variant).exists() for variant in NAMES):
+    if any(runs_of(runs, variant) for variant in NAMES):
         spinn_table(runs)
         print()
     attention_table(runs)
