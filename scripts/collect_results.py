@@ -13,7 +13,14 @@ import argparse
 import shutil
 from pathlib import Path
 
-SMALL_FILES = ("config.json", "metrics.json", "test_metrics.json", "dev_metrics.json", "wall.json")
+SMALL_FILES = (
+    "config.json",
+    "metrics.json",
+    "test_metrics.json",
+    "test_metrics_first2000.json",
+    "dev_metrics.json",
+    "wall.json",
+)
 
 
 def collect(runs: Path, dest: Path) -> list:
