@@ -5,7 +5,7 @@ are finite.
     .venv/bin/python scripts/numerics_check.py --config spinn --lr-scale 10 \\
         --out /work/runs/numerics/spinn_x10
     .venv/bin/python scripts/numerics_check.py --summarize /work/runs/numerics \\
-        --results scripts/results
+        --results results/numerics
 
 Each run is `allennlp train training_config/pair_classification/<config>.jsonnet` in process,
 unchanged but for: the learning rate times `--lr-scale`, `--epochs` epochs (6 epochs of the
@@ -205,7 +205,7 @@ def main() -> None:
     parser.add_argument("--threads", type=int, default=1)
     parser.add_argument("--out", type=Path)
     parser.add_argument("--summarize", type=Path, help="a folder of runs: write the table")
-    parser.add_argument("--results", type=Path, default=ROOT / "scripts" / "results")
+    parser.add_argument("--results", type=Path, default=ROOT / "results" / "numerics")
     args = parser.parse_args()
     if args.summarize:
         summarize(args.summarize, args.results)
