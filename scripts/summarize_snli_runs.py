@@ -136,7 +136,8 @@ def main(runs: Path) -> None:
     if any(runs_of(runs, variant) for variant in NAMES):
         spinn_table(runs)
         print()
-    attention_table(runs)
+    if any(runs_of(runs, variant) for variant in ATTENTION_NAMES):
+        attention_table(runs)
 
 
 if __name__ == "__main__":
