@@ -1,5 +1,5 @@
 import logging
-from typing import Any, Dict, List
+from typing import Any, Dict
 
 from allennlp.common.util import JsonDict
 from allennlp.data import Instance
@@ -10,12 +10,13 @@ from spinn_allennlp.data.labeled_trees import (
     binary_tree_steps,
     parse_labeled_tree,
 )
+from spinn_allennlp.predictors import LinePredictor
 
 logger = logging.getLogger(__name__)
 
 
 @Predictor.register("tree_node_classifier")
-class TreeNodeClassifierPredictor(Predictor):
+class TreeNodeClassifierPredictor(LinePredictor):
     """Labels a sentence and every node of its tree, for JSON lines of raw text,
     `{"sentence": "A gorgeous , witty film ."}`, of tokens, `{"tokens": ["A", ...]}`, or of an
     SST-format tree, `{"tree": "(3 (2 A) (4 ...))"}` (its labels are ignored; its brackets are
@@ -49,34 +50,11 @@ class TreeNodeClassifierPredictor(Predictor):
                 return reader.text_to_instance(json_dict[key])
         raise ValueError('expected "sentence", "tokens" or "tree"')
 
-    def predict_json(self, inputs: JsonDict) -> JsonDict:
-        return self.predict_batch_json([inputs])[0]
-
-    def predict_batch_json(self, inputs: List[JsonDict]) -> List[JsonDict]:
-        results: List[Any] = [None] * len(inputs)
-        good: List[int] = []
-        instances: List[Instance] = []
-        for position, json_dict in enumerate(inputs):
-            try:
-                instances.append(self._json_to_instance(json_dict))
-                good.append(position)
-            except (ValueError, TypeError, KeyError) as error:
-                logger.warning("skipped input %d: %s", position, error)
-                results[position] = {"error": str(error), "input": json_dict}
-        if instances:
-            for position, output in zip(good, self.predict_batch_instance(instances)):
-                results[position] = _trim(output)
-        return results
-
-    def predict_instance(self, instance: Instance) -> JsonDict:
-        return _trim(super().predict_instance(instance))
-
-
-def _trim(output: Dict[str, Any]) -> Dict[str, Any]:
-    metadata = output.pop("metadata", None) or {}
-    if "tree_source" in metadata and "transitions_source" in output:
-        if output["transitions_source"] == "given":
-            output["transitions_source"] = metadata["tree_source"]
-    for key in ("logits", "node_logits", "transitions"):
-        output.pop(key, None)
-    return output
+    def _trim(self, output: Dict[str, Any]) -> Dict[str, Any]:
+        metadata = output.pop("metadata", None) or {}
+        if "tree_source" in metadata and "transitions_source" in output:
+            if output["transitions_source"] == "given":
+                output["transitions_source"] = metadata["tree_source"]
+        for key in ("logits", "node_logits", "transitions"):
+            output.pop(key, None)
+        return output

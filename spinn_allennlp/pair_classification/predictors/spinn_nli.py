@@ -1,7 +1,5 @@
-import json
 import logging
-from collections import defaultdict
-from typing import Any, Dict, List, Optional, Tuple, Union
+from typing import Any, Dict, Optional, Union
 
 from allennlp.common import Params
 from allennlp.common.checks import ConfigurationError
@@ -12,21 +10,13 @@ from allennlp.predictors import Predictor
 
 from spinn_allennlp.data.dataset_readers import TreeDatasetReader
 from spinn_allennlp.data.tree_sources import TreeSource
+from spinn_allennlp.predictors import LinePredictor
 
 logger = logging.getLogger(__name__)
 
 
-class UnreadableLine(dict):
-    """What :meth:`SpinnNliPredictor.load_line` returns for a line that is not JSON: the line
-    itself (``{"line": ...}``, so that `allennlp predict` can still print it) and why."""
-
-    def __init__(self, line: str, error: str) -> None:
-        super().__init__(line=line)
-        self.error = error
-
-
 @Predictor.register("spinn_nli")
-class SpinnNliPredictor(Predictor):
+class SpinnNliPredictor(LinePredictor):
     """Predicts NLI labels and trees for JSON lines of raw text,
     `{"premise": "...", "hypothesis": "..."}`, or SNLI-style lines with `sentence1`,
     `sentence2` and optionally `sentence1_binary_parse`/`sentence2_binary_parse` (any field the
@@ -74,13 +64,6 @@ class SpinnNliPredictor(Predictor):
                 )
             dataset_reader.tree_source = tree_source_from(tree_source)
 
-    def load_line(self, line: str) -> JsonDict:
-        # AllenNLP's own load_line is json.loads: one truncated line would end the whole run.
-        try:
-            return json.loads(line)
-        except (ValueError, RecursionError) as error:  # JSONDecodeError is a ValueError
-            return UnreadableLine(line.rstrip("\r\n"), f"bad JSON: {error}")
-
     def _json_to_instance(self, json_dict: JsonDict) -> Instance:
         if not isinstance(json_dict, dict):
             raise ValueError(f"expected a JSON object, got {type(json_dict).__name__}")
@@ -88,76 +71,11 @@ class SpinnNliPredictor(Predictor):
             json_dict, use_label=False
         )
 
-    def predict_json(self, inputs: JsonDict) -> JsonDict:
-        return self.predict_batch_json([inputs])[0]
-
-    def predict_batch_json(self, inputs: List[JsonDict]) -> List[JsonDict]:
-        results: List[Any] = [None] * len(inputs)
-        good: List[int] = []
-        instances: List[Instance] = []
-        for position, json_dict in enumerate(inputs):
-            if isinstance(json_dict, UnreadableLine):
-                logger.warning("input %d: %s", position, json_dict.error)
-                results[position] = {"error": json_dict.error, "input": json_dict["line"]}
-                continue
-            instance = _instance_or_error(self._json_to_instance, json_dict)
-            if isinstance(instance, Instance):
-                instances.append(instance)
-                good.append(position)
-            else:
-                logger.warning("input %d: %s", position, instance)
-                results[position] = {"error": instance, "input": json_dict}
-        for position, output in zip(good, self._predict_all(instances)):
-            results[position] = output
-            if "error" in output:
-                output["input"] = inputs[position]
-        return results
-
-    def predict_instance(self, instance: Instance) -> JsonDict:
-        return self._predict_all([instance])[0]
-
-    def _predict_all(self, instances: List[Instance]) -> List[JsonDict]:
-        """Outputs of a list of instances, batched by their fields (lines with parses have
-        transition fields, raw ones don't, and one batch needs one set of fields)."""
-        groups: Dict[Tuple[str, ...], List[int]] = defaultdict(list)
-        for position, instance in enumerate(instances):
-            groups[tuple(sorted(instance.fields))].append(position)
-        outputs: List[Any] = [None] * len(instances)
-        for positions in groups.values():
-            group = [instances[position] for position in positions]
-            for position, output in zip(positions, self._predict_batch(group)):
-                outputs[position] = output
-        return outputs
-
-    def _predict_batch(self, instances: List[Instance]) -> List[JsonDict]:
-        """Outputs of one batch; if the batch fails, each instance alone, so that only the
-        ones that fail by themselves get an error."""
-        try:
-            return [_trim(output) for output in self.predict_batch_instance(instances)]
-        except Exception as error:
-            if len(instances) == 1:
-                logger.exception("prediction failed")
-                return [{"error": f"prediction failed: {type(error).__name__}: {error}"}]
-            logger.warning("a batch of %d failed (%s); one at a time", len(instances), error)
-        return [self._predict_batch([instance])[0] for instance in instances]
-
-
-def _instance_or_error(make_instance, json_dict: JsonDict) -> Any:
-    """The instance, or the message saying why there is none."""
-    try:
-        return make_instance(json_dict)
-    except (ValueError, TypeError, KeyError) as error:
-        return str(error)
-    except Exception as error:  # not a foreseen kind of bad input: keep the traceback
-        logger.exception("unexpected error reading an input")
-        return f"unexpected {type(error).__name__}: {error}"
-
-
-def _trim(output: Dict[str, Any]) -> Dict[str, Any]:
-    # Raw transition ids and metadata are in the trees already; keep the output readable.
-    for key in ("metadata", "premise_transitions", "hypothesis_transitions"):
-        output.pop(key, None)
-    return output
+    def _trim(self, output: Dict[str, Any]) -> Dict[str, Any]:
+        # Raw transition ids and metadata are in the trees already; keep the output readable.
+        for key in ("metadata", "premise_transitions", "hypothesis_transitions"):
+            output.pop(key, None)
+        return output
 
 
 def tree_source_from(

@@ -1,9 +1,11 @@
 import logging
-from typing import Any, Dict, List
+from typing import Any, Dict
 
 from allennlp.common.util import JsonDict
 from allennlp.data import Instance
 from allennlp.predictors import Predictor
+
+from spinn_allennlp.predictors import LinePredictor
 
 logger = logging.getLogger(__name__)
 
@@ -12,7 +14,7 @@ HYPOTHESIS_KEYS = ("sentence_B", "hypothesis", "sentence2")
 
 
 @Predictor.register("tree_relatedness")
-class TreeRelatednessPredictor(Predictor):
+class TreeRelatednessPredictor(LinePredictor):
     """Predicts the relatedness (1-5) of sentence pairs given as JSON lines of raw text,
     `{"sentence_A": "...", "sentence_B": "..."}` (or `premise`/`hypothesis`). Trees come from the
     reader's tree source. Output per line: `relatedness` (the expected rating r^T p), `probs`
@@ -33,33 +35,10 @@ class TreeRelatednessPredictor(Predictor):
             sentences.append(value)
         return self._dataset_reader.text_to_instance(*sentences)
 
-    def predict_json(self, inputs: JsonDict) -> JsonDict:
-        return self.predict_batch_json([inputs])[0]
-
-    def predict_batch_json(self, inputs: List[JsonDict]) -> List[JsonDict]:
-        results: List[Any] = [None] * len(inputs)
-        good: List[int] = []
-        instances: List[Instance] = []
-        for position, json_dict in enumerate(inputs):
-            try:
-                instances.append(self._json_to_instance(json_dict))
-                good.append(position)
-            except (ValueError, TypeError, KeyError) as error:
-                logger.warning("skipped input %d: %s", position, error)
-                results[position] = {"error": str(error), "input": json_dict}
-        if instances:
-            for position, output in zip(good, self.predict_batch_instance(instances)):
-                results[position] = _trim(output)
-        return results
-
-    def predict_instance(self, instance: Instance) -> JsonDict:
-        return _trim(super().predict_instance(instance))
-
-
-def _trim(output: Dict[str, Any]) -> Dict[str, Any]:
-    metadata = output.pop("metadata", None) or {}
-    output.pop("score", None)
-    for key in ("premise_tokens", "hypothesis_tokens", "tree_source"):
-        if key in metadata:
-            output[key] = metadata[key]
-    return output
+    def _trim(self, output: Dict[str, Any]) -> Dict[str, Any]:
+        metadata = output.pop("metadata", None) or {}
+        output.pop("score", None)
+        for key in ("premise_tokens", "hypothesis_tokens", "tree_source"):
+            if key in metadata:
+                output[key] = metadata[key]
+        return output
