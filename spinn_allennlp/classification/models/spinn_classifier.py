@@ -12,6 +12,7 @@ from torch import nn
 from spinn_allennlp.core.output import GIVEN
 from spinn_allennlp.core.supervision import parser_predictions, transition_loss
 from spinn_allennlp.data.trees import readable_tree
+from spinn_allennlp.modules.relu_mlp import mlp_output_dim, relu_mlp
 from spinn_allennlp.modules.tree_encoder import TreeEncoder
 from spinn_allennlp.training.metrics import ParseMetrics
 
@@ -76,18 +77,8 @@ class SpinnClassifier(Model):
         self._transition_loss_weight = transition_loss_weight
 
         features = encoder.get_output_dim()
-        layers: List[nn.Module] = [nn.BatchNorm1d(features)] if batch_norm else []
-        layers.append(nn.Dropout(dropout))
-        for _ in range(mlp_layers):
-            linear = nn.Linear(features, mlp_dim)
-            nn.init.kaiming_normal_(linear.weight, nonlinearity="relu")
-            nn.init.zeros_(linear.bias)
-            layers += [linear, nn.ReLU()]
-            if batch_norm:
-                layers.append(nn.BatchNorm1d(mlp_dim))
-            layers.append(nn.Dropout(dropout))
-            features = mlp_dim
-        self._mlp = nn.Sequential(*layers)
+        self._mlp = relu_mlp(features, mlp_layers, mlp_dim, dropout, batch_norm)
+        features = mlp_output_dim(features, mlp_layers, mlp_dim)
         self._output_layer = nn.Linear(features, vocab.get_vocab_size(label_namespace))
 
         self._accuracy = CategoricalAccuracy()

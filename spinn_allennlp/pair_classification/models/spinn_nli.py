@@ -18,6 +18,7 @@ from spinn_allennlp.core.supervision import (
 )
 from spinn_allennlp.data.dataset_readers import LEFT_PAD_TOKEN
 from spinn_allennlp.data.trees import readable_tree
+from spinn_allennlp.modules.relu_mlp import mlp_output_dim, relu_mlp
 from spinn_allennlp.modules.tree_encoder import SentenceBatch, TreeEncoder, encode_together
 from spinn_allennlp.training.metrics import ParseMetrics
 
@@ -106,18 +107,9 @@ class SpinnNliClassifier(Model):
         num_labels = vocab.get_vocab_size(label_namespace)
 
         features = 4 * encoder.get_output_dim()
-        layers: List[nn.Module] = [nn.BatchNorm1d(features)] if batch_norm else []
-        layers.append(nn.Dropout(dropout))
-        for _ in range(mlp_layers):
-            linear = nn.Linear(features, mlp_dim)
-            nn.init.kaiming_normal_(linear.weight, nonlinearity="relu")  # He et al. (§4.1)
-            nn.init.zeros_(linear.bias)
-            layers += [linear, nn.ReLU()]
-            if batch_norm:
-                layers.append(nn.BatchNorm1d(mlp_dim))
-            layers.append(nn.Dropout(dropout))
-            features = mlp_dim
-        self._mlp = nn.Sequential(*layers)
+        # He et al. initialisation of the ReLU layers (the paper's §4.1).
+        self._mlp = relu_mlp(features, mlp_layers, mlp_dim, dropout, batch_norm)
+        features = mlp_output_dim(features, mlp_layers, mlp_dim)
         self._output_layer = nn.Linear(features, num_labels)
         nn.init.uniform_(self._output_layer.weight, -0.005, 0.005)
         nn.init.uniform_(self._output_layer.bias, -0.005, 0.005)
