@@ -53,6 +53,24 @@ def read_json(path: Path) -> Optional[Dict]:
     return json.loads(path.read_text()) if path.exists() else None
 
 
+def train_minutes(run: Path, metrics: Dict) -> float:
+    """Wall time of training: wall.json (scripts/run_snli_experiments.sh) or, for runs made by
+    scripts/run_experiments.py, the trainer's own training_duration."""
+    wall = read_json(run / "wall.json")
+    if wall is not None:
+        return wall["train_wall_seconds"] / 60
+    hours, minutes, seconds = metrics["training_duration"].split(":")
+    return int(hours) * 60 + int(minutes) + float(seconds) / 60
+
+
+def bracket_f1(test: Dict) -> str:
+    """Unlabeled bracket F1, and the labeled one for typed REDUCE."""
+    cell = percent(test.get("bracket_f1"))
+    if "labeled_bracket_f1" in test:
+        cell += f" (labeled {percent(test['labeled_bracket_f1'])})"
+    return cell
+
+
 def spinn_table(runs: Path) -> None:
     """One row per run (the configs' seeds, then each _seed<N>), then each model's mean and
     spread over its runs."""
@@ -70,15 +88,14 @@ def spinn_table(runs: Path) -> None:
             seed = run.name.split("_seed")[1] if "_seed" in run.name else "config's"
             metrics = json.loads((run / "metrics.json").read_text())
             test = json.loads((run / "test_metrics.json").read_text())
-            wall = json.loads((run / "wall.json").read_text())
             test_accuracies.setdefault(name, []).append(test["accuracy"])
             print(
                 f"| {name} | {seed} | {parameters(run) / 1e6:.2f}M | {metrics['best_epoch']} | "
                 f"{percent(metrics['best_validation_accuracy'])} | {percent(test['accuracy'])} | "
                 f"{percent(test.get('transition_accuracy'))} | "
                 f"{percent(test.get('tree_accuracy'))} | "
-                f"{percent(test.get('valid_tree_rate'))} | {percent(test.get('bracket_f1'))} | "
-                f"{wall['train_wall_seconds'] / 60:.1f} min ({metrics['epoch'] + 1} epochs) |"
+                f"{percent(test.get('valid_tree_rate'))} | {bracket_f1(test)} | "
+                f"{train_minutes(run, metrics):.1f} min ({metrics['epoch'] + 1} epochs) |"
             )
     print()
     print("| model | runs | test acc. mean | standard deviation | min – max |")
