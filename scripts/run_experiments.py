@@ -1,14 +1,17 @@
 """Runs a list of AllenNLP training jobs, a few at a time, each then evaluated on its test set.
 
     .venv/bin/python scripts/run_experiments.py JOBS.tsv RUNS_DIR [--parallel 2] [--threads 1]
-        [--no-test]
+        [--no-test] [--test-data PATH]
 
 Each line of JOBS.tsv is `name<TAB>config<TAB>overrides` (overrides: a JSON object, may be
 empty; `#` starts a comment line). A job trains into RUNS_DIR/name (a job whose folder already
 has metrics.json is skipped, so the script can be rerun after an interruption), then, unless
 `--no-test`, evaluates the best checkpoint (chosen on the validation set during training) on
-the config's `test_data_path` into RUNS_DIR/name/test_metrics.json. Each job's output goes to
-RUNS_DIR/name.log; `OMP_NUM_THREADS` and `MKL_NUM_THREADS` are set to `--threads`.
+the config's `test_data_path` (or `--test-data` for configs without one, such as the SNLI
+configs, which leave it out so that training never reads the test set) into
+RUNS_DIR/name/test_metrics.json. A job that fails is reported and the others go on. Each
+job's output goes to RUNS_DIR/name.log; `OMP_NUM_THREADS` and `MKL_NUM_THREADS` are set to
+`--threads`.
 """
 
 import argparse
@@ -19,7 +22,7 @@ import sys
 import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from typing import Dict, List, Tuple
+from typing import Dict, List, Optional, Tuple
 
 from allennlp.common import Params
 
@@ -37,7 +40,18 @@ def read_jobs(path: Path) -> List[Tuple[str, str, Dict]]:
     return jobs
 
 
-def run_job(job: Tuple[str, str, Dict], runs: Path, threads: int, test: bool) -> str:
+def run_job(
+    job: Tuple[str, str, Dict], runs: Path, threads: int, test: bool, test_data: Optional[str]
+) -> str:
+    try:
+        return train_and_test(job, runs, threads, test, test_data)
+    except Exception as error:  # one job's failure must not end the others
+        return f"{job[0]}: failed: {type(error).__name__}: {error}"
+
+
+def train_and_test(
+    job: Tuple[str, str, Dict], runs: Path, threads: int, test: bool, test_data: Optional[str]
+) -> str:
     name, config, overrides = job
     out = runs / name
     env = {**os.environ, "OMP_NUM_THREADS": str(threads), "MKL_NUM_THREADS": str(threads)}
@@ -50,7 +64,10 @@ def run_job(job: Tuple[str, str, Dict], runs: Path, threads: int, test: bool) ->
                 return f"{name}: training failed (see {name}.log)"
         if test and not (out / "test_metrics.json").exists():
             params = Params.from_file(config, json.dumps(overrides)).as_dict()
-            command = ALLENNLP + ["evaluate", str(out / "model.tar.gz"), params["test_data_path"]]
+            test_path = params.get("test_data_path", test_data)
+            if test_path is None:
+                return f"{name}: trained; not tested: no test_data_path (give --test-data)"
+            command = ALLENNLP + ["evaluate", str(out / "model.tar.gz"), test_path]
             command += ["--include-package", "spinn_allennlp"]
             command += ["--output-file", str(out / "test_metrics.json")]
             if subprocess.run(command, stdout=log, stderr=subprocess.STDOUT, env=env).returncode:
@@ -65,12 +82,14 @@ def main() -> None:
     parser.add_argument("--parallel", type=int, default=2)
     parser.add_argument("--threads", type=int, default=1)
     parser.add_argument("--no-test", action="store_true")
+    parser.add_argument("--test-data", default=None, help="for configs without test_data_path")
     args = parser.parse_args()
     args.runs.mkdir(parents=True, exist_ok=True)
     jobs = read_jobs(args.jobs)
     with ThreadPoolExecutor(args.parallel) as pool:
         for message in pool.map(
-            lambda job: run_job(job, args.runs, args.threads, not args.no_test), jobs
+            lambda job: run_job(job, args.runs, args.threads, not args.no_test, args.test_data),
+            jobs,
         ):
             print(message, flush=True)
 

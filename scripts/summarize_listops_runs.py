@@ -29,6 +29,8 @@ NAMES = {
     "spinn_model2_from_model1": "Model 2 from Model 1",
     "spinn_model3": "Model 3 (soft stack, supervised)",
     "spinn_model4": "Model 4 (soft stack, latent trees)",
+    "spinn_model3_e20": "Model 3, up to 20 epochs",
+    "spinn_model4_e20": "Model 4, up to 20 epochs",
     "spinn_summaries": "Model 1 + stack/buffer summaries",
 }
 TEST = Path("data/listops/test_d20s.tsv.gz")
@@ -57,6 +59,15 @@ def fixed_tree_f1():
     return {name: total / count for name, (total, count) in sums.items()}
 
 
+def train_wall(run: Path, metrics: dict) -> dict:
+    """wall.json (scripts/run_listops_experiments.sh) or, for a run made by
+    scripts/run_experiments.py, the trainer's own training_duration."""
+    if (run / "wall.json").exists():
+        return json.loads((run / "wall.json").read_text())
+    hours, minutes, seconds = metrics["training_duration"].split(":")
+    return {"train_wall_seconds": int(hours) * 3600 + int(minutes) * 60 + float(seconds)}
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("runs", nargs="?", default="runs/listops")
@@ -75,7 +86,7 @@ def main() -> None:
             continue
         metrics = json.loads((run / "metrics.json").read_text())
         test = json.loads((run / "test_metrics.json").read_text())
-        wall = json.loads((run / "wall.json").read_text())
+        wall = train_wall(run, metrics)
         model = load_archive(run / "model.tar.gz").model
         params = sum(p.numel() for p in model.parameters() if p.requires_grad)
         epochs = metrics["epoch"] + 1
