@@ -70,7 +70,11 @@ def main() -> None:
         first_key, _, first_scale = columns[0]
         digits = 1 if first_scale == 100 else 4
         row = [name, str(len(runs))]
-        row += [cell([t[key] for t in tests], scale) for key, _, scale in columns]
+        # A metric the model has not (the LSTM baselines label only the root): "—".
+        row += [
+            cell([t[key] for t in tests], scale) if all(key in t for t in tests) else "—"
+            for key, _, scale in columns
+        ]
         row.append(cell([m[f"best_validation_{validation_key}"] for m in trains], validation_scale))
         row.append(" / ".join(f"{t[first_key] * first_scale:.{digits}f}" for t in tests))
         row.append(", ".join(str(m["best_epoch"] + 1) for m in trains))
