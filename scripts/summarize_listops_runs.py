@@ -30,6 +30,7 @@ NAMES = {
     "spinn_model3": "Model 3 (soft stack, supervised)",
     "spinn_model4": "Model 4 (soft stack, latent trees)",
     "spinn_model3_e20": "Model 3, up to 20 epochs",
+    "spinn_model4_e20": "Model 4, up to 20 epochs",
     "spinn_summaries": "Model 1 + stack/buffer summaries",
 }
 TEST = Path("data/listops/test_d20s.tsv.gz")
