@@ -1,7 +1,8 @@
 """Copies the small files of finished runs into the repository, so that every number the README
 reports can be checked: for each run folder under RUNS that has a ``test_metrics.json``, its
 ``config.json``, ``metrics.json`` (training and dev, best epoch), ``test_metrics.json``,
-``wall.json`` (wall time, threads, commit) and ``dev_metrics.json`` where present go to
+``wall.json`` (wall time, threads, commit), ``dev_metrics.json`` and other test evaluations
+(``test_metrics_*.json`` of this list) where present go to
 ``DEST/<run>/``. Checkpoints, vocabularies and logs stay behind.
 
     .venv/bin/python scripts/collect_results.py /path/to/runs results/snli [--note "..."]
@@ -18,6 +19,7 @@ SMALL_FILES = (
     "metrics.json",
     "test_metrics.json",
     "test_metrics_first2000.json",
+    "test_metrics_discrete.json",
     "dev_metrics.json",
     "wall.json",
 )
