@@ -10,6 +10,7 @@ import json
 from pathlib import Path
 
 from allennlp.models.archival import load_archive
+from run_files import training_seconds
 
 import spinn_allennlp  # noqa: F401  (registers the plugin's classes)
 from spinn_allennlp.core.transitions import (
@@ -59,15 +60,6 @@ def fixed_tree_f1():
     return {name: total / count for name, (total, count) in sums.items()}
 
 
-def train_wall(run: Path, metrics: dict) -> dict:
-    """wall.json (scripts/run_listops_experiments.sh) or, for a run made by
-    scripts/run_experiments.py, the trainer's own training_duration."""
-    if (run / "wall.json").exists():
-        return json.loads((run / "wall.json").read_text())
-    hours, minutes, seconds = metrics["training_duration"].split(":")
-    return {"train_wall_seconds": int(hours) * 3600 + int(minutes) * 60 + float(seconds)}
-
-
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("runs", nargs="?", default="runs/listops")
@@ -86,7 +78,7 @@ def main() -> None:
             continue
         metrics = json.loads((run / "metrics.json").read_text())
         test = json.loads((run / "test_metrics.json").read_text())
-        wall = train_wall(run, metrics)
+        train_seconds = training_seconds(run, metrics)
         model = load_archive(run / "model.tar.gz").model
         params = sum(p.numel() for p in model.parameters() if p.requires_grad)
         epochs = metrics["epoch"] + 1
@@ -96,13 +88,13 @@ def main() -> None:
             "best_epoch": metrics["best_epoch"],
             "dev_accuracy": metrics["best_validation_accuracy"],
             "test": test,
-            "wall": wall,
+            "train_wall_seconds": train_seconds,
         }
         print(
             f"| {name} | {params / 1e3:.0f}k | {epochs} ({metrics['best_epoch'] + 1}) | "
             f"{percent(metrics['best_validation_accuracy'])} | {percent(test['accuracy'])} | "
             f"{percent(test.get('bracket_f1'))} | {percent(test.get('transition_accuracy'))} | "
-            f"{wall['train_wall_seconds'] / 60:.0f} min |"
+            f"{train_seconds / 60:.0f} min |"
         )
     shapes = fixed_tree_f1()
     print()

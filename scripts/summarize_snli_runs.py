@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Dict, List, Optional
 
 from allennlp.models.archival import load_archive
+from run_files import training_seconds
 
 import spinn_allennlp  # noqa: F401  (registers the plugin's classes)
 
@@ -53,16 +54,6 @@ def read_json(path: Path) -> Optional[Dict]:
     return json.loads(path.read_text()) if path.exists() else None
 
 
-def train_minutes(run: Path, metrics: Dict) -> float:
-    """Wall time of training: wall.json (scripts/run_snli_experiments.sh) or, for runs made by
-    scripts/run_experiments.py, the trainer's own training_duration."""
-    wall = read_json(run / "wall.json")
-    if wall is not None:
-        return wall["train_wall_seconds"] / 60
-    hours, minutes, seconds = metrics["training_duration"].split(":")
-    return int(hours) * 60 + int(minutes) + float(seconds) / 60
-
-
 def bracket_f1(test: Dict) -> str:
     """Unlabeled bracket F1, and the labeled one for typed REDUCE."""
     cell = percent(test.get("bracket_f1"))
@@ -95,7 +86,7 @@ def spinn_table(runs: Path) -> None:
                 f"{percent(test.get('transition_accuracy'))} | "
                 f"{percent(test.get('tree_accuracy'))} | "
                 f"{percent(test.get('valid_tree_rate'))} | {bracket_f1(test)} | "
-                f"{train_minutes(run, metrics):.1f} min ({metrics['epoch'] + 1} epochs) |"
+                f"{training_seconds(run, metrics) / 60:.1f} min ({metrics['epoch'] + 1} epochs) |"
             )
     print()
     print("| model | runs | test acc. mean | standard deviation | min – max |")
@@ -121,7 +112,6 @@ def attention_table(runs: Path) -> None:
             test = json.loads((run / "test_metrics.json").read_text())
             test_accuracies.setdefault(name, []).append(test["accuracy"])
             metrics = read_json(run / "metrics.json")
-            wall = read_json(run / "wall.json")
             if variant == "him":
                 dev = read_json(run / "dev_metrics.json")
                 epoch, dev_accuracy, time = "—", dev and dev["accuracy"], "(members')"
@@ -130,10 +120,11 @@ def attention_table(runs: Path) -> None:
                     for key in ("esim_accuracy", "tree_accuracy", "oracle_accuracy")
                 )
             else:
-                assert metrics is not None and wall is not None
+                assert metrics is not None
                 epoch = metrics["best_epoch"]
                 dev_accuracy = metrics["best_validation_accuracy"]
-                time = f"{wall['train_wall_seconds'] / 60:.1f} min ({metrics['epoch'] + 1} epochs)"
+                minutes = training_seconds(run, metrics) / 60
+                time = f"{minutes:.1f} min ({metrics['epoch'] + 1} epochs)"
                 members = "—"
             print(
                 f"| {name} | {seed} | {parameters(run) / 1e6:.2f}M | {epoch} | "

@@ -13,6 +13,8 @@ from collections import defaultdict
 from pathlib import Path
 from typing import Dict, List
 
+from run_files import duration_seconds
+
 COLUMNS = {
     "sst": [
         ("root_accuracy", "test root acc.", 100),
@@ -25,11 +27,6 @@ COLUMNS = {
     ],
 }
 VALIDATION = {"sst": ("root_accuracy", 100), "sick": ("pearson", 1)}
-
-
-def seconds(duration: str) -> float:
-    hours, minutes, secs = duration.split(":")
-    return int(hours) * 3600 + int(minutes) * 60 + float(secs)
 
 
 def cell(values: List[float], scale: float) -> str:
@@ -78,7 +75,7 @@ def main() -> None:
         row.append(cell([m[f"best_validation_{validation_key}"] for m in trains], validation_scale))
         row.append(" / ".join(f"{t[first_key] * first_scale:.{digits}f}" for t in tests))
         row.append(", ".join(str(m["best_epoch"] + 1) for m in trains))
-        minutes = statistics.mean(seconds(m["training_duration"]) for m in trains) / 60
+        minutes = statistics.mean(duration_seconds(m["training_duration"]) for m in trains) / 60
         row.append(f"{minutes:.0f} min")
         rows.append(row)
         summary[name] = {
@@ -86,7 +83,7 @@ def main() -> None:
             "test": tests,
             "best_validation": [m[f"best_validation_{validation_key}"] for m in trains],
             "best_epoch": [m["best_epoch"] for m in trains],
-            "training_seconds": [seconds(m["training_duration"]) for m in trains],
+            "training_seconds": [duration_seconds(m["training_duration"]) for m in trains],
         }
     lines = ["| " + " | ".join(header) + " |", "|" + "---|" + "---:|" * (len(header) - 1)]
     lines += ["| " + " | ".join(row) + " |" for row in rows]
