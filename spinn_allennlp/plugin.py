@@ -41,6 +41,7 @@ from spinn_allennlp.relatedness import SickReader, TreeRelatedness, TreeRelatedn
 from spinn_allennlp.training import (
     MeanSquaredError,
     ParseMetrics,
+    ReduceOnPlateau,
     RestoreRandomState,
     SelfTransitionSchedule,
     Share,
@@ -76,6 +77,7 @@ __all__ = [
     "TreeRelatednessPredictor",
     "MeanSquaredError",
     "ParseMetrics",
+    "ReduceOnPlateau",
     "RestoreRandomState",
     "SelfTransitionSchedule",
     "Share",

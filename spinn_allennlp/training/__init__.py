@@ -3,11 +3,12 @@ recovery of interrupted runs and the Model 2 schedule from teacher forcing to th
 predictions."""
 
 from spinn_allennlp.training.callbacks import RestoreRandomState, SelfTransitionSchedule
-from spinn_allennlp.training.learning_rate_schedulers import StepDecayPerBatch
+from spinn_allennlp.training.learning_rate_schedulers import ReduceOnPlateau, StepDecayPerBatch
 from spinn_allennlp.training.metrics import MeanSquaredError, ParseMetrics, Share
 
 __all__ = [
     "RestoreRandomState",
+    "ReduceOnPlateau",
     "SelfTransitionSchedule",
     "StepDecayPerBatch",
     "MeanSquaredError",

@@ -7,14 +7,20 @@
 // is in random order, so `--overrides '{"dataset_reader.max_instances": 20000}'` trains on a
 // random subset of it.
 //
-// Sizes are small for CPU training (15 token types): D = 64, embeddings 64, one MLP layer.
-// Training examples longer than 100 tokens are left out (counted by the reader; 10 % of the
-// generated data, as of the test set): they cost most of the sequential models' steps. Dev and
-// test keep every length.
+// The protocol (trained to convergence on a 2-core CPU, one thread per run): the whole
+// generated training file (85,000 lines, the published 90k less our 5,000 dev lines), of which
+// the 75,899 lines of at most 100 tokens are kept, as the published setups train (the reader
+// counts the rest as skipped); dev and test keep every length, so the > 100-token test lines
+// measure length generalisation. D = 128 (Ordered Memory's and Havrylov et al.'s size),
+// embeddings 128, one MLP layer. Adam, the learning rate halved when dev accuracy has not
+// improved for 2 epochs (`reduce_on_plateau`, registered by this plugin: AllenNLP's breaks on
+// torch >= 2.7), gradients clipped at norm 1, up to 100 epochs with early stopping after 10
+// epochs without improvement: the dev curve sits on a plateau at 60-66 % for ~2,500 updates
+// before it climbs, which a short patience mistakes for convergence.
 {
-  embedding_dim: 64,
-  hidden_dim: 64,
-  tracking_dim: 32,
+  embedding_dim: 128,
+  hidden_dim: 128,
+  tracking_dim: 64,
 
   dataset_reader(gold_trees=true):: {
     type: "listops",
@@ -54,11 +60,12 @@
     batch_sampler: { type: "bucket", batch_size: 256, sorting_keys: ["tokens"] },
   },
 
-  trainer(lr=2e-3, num_epochs=20):: {
+  trainer(lr=1e-3, num_epochs=100, patience=10):: {
     optimizer: { type: "adam", lr: lr },
+    learning_rate_scheduler: { type: "reduce_on_plateau", mode: "max", factor: 0.5, patience: 2 },
     num_epochs: num_epochs,
-    patience: 3,
+    patience: patience,
     validation_metric: "+accuracy",
-    grad_norm: 5.0,
+    grad_norm: 1.0,
   },
 }

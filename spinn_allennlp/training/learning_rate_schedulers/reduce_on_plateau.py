@@ -1,0 +1,79 @@
+import logging
+from typing import List, Union
+
+import torch
+from allennlp.training.learning_rate_schedulers import LearningRateScheduler
+from allennlp.training.learning_rate_schedulers.learning_rate_scheduler import (
+    _PyTorchLearningRateSchedulerWithMetricsWrapper,
+)
+
+logger = logging.getLogger(__name__)
+
+
+@LearningRateScheduler.register("reduce_on_plateau", exist_ok=True)
+class ReduceOnPlateau(_PyTorchLearningRateSchedulerWithMetricsWrapper):
+    """Multiplies the learning rate by `factor` when the validation metric has not improved for
+    `patience` epochs: PyTorch's `ReduceLROnPlateau`, as AllenNLP's own `"reduce_on_plateau"`.
+
+    AllenNLP 2.10's scheduler of that name passes `verbose=` to PyTorch, which torch >= 2.7
+    rejects (`unexpected keyword argument 'verbose'`), so every config that uses it (all the
+    pair-classification configs of allennlp-models) fails at start. Importing this plugin
+    registers this class under the same name in its place: such configs run unchanged. It
+    accepts the same keys; `verbose` is accepted and ignored (the trainer logs the learning
+    rate anyway).
+
+    Set `mode` to `"max"` when the trainer's `validation_metric` starts with `+` (accuracy),
+    `"min"` for a loss, as with AllenNLP's.
+
+    Registered as a `LearningRateScheduler` with name "reduce_on_plateau" (replacing
+    AllenNLP's).
+
+    # Parameters
+
+    optimizer : `torch.optim.Optimizer`
+        Given by the trainer.
+    mode : `str`, optional (default = `"min"`)
+    factor : `float`, optional (default = `0.1`)
+    patience : `int`, optional (default = `10`)
+        Epochs without improvement before the rate is reduced.
+    verbose : `bool`, optional (default = `False`)
+        Ignored (kept so that configs written for AllenNLP's scheduler load).
+    threshold_mode : `str`, optional (default = `"rel"`)
+    threshold : `float`, optional (default = `1e-4`)
+    cooldown : `int`, optional (default = `0`)
+    min_lr : `Union[float, List[float]]`, optional (default = `0`)
+    eps : `float`, optional (default = `1e-8`)
+    """
+
+    def __init__(
+        self,
+        optimizer: torch.optim.Optimizer,
+        mode: str = "min",
+        factor: float = 0.1,
+        patience: int = 10,
+        verbose: bool = False,
+        threshold_mode: str = "rel",
+        threshold: float = 1e-4,
+        cooldown: int = 0,
+        min_lr: Union[float, List[float]] = 0,
+        eps: float = 1e-8,
+    ) -> None:
+        lr_scheduler = torch.optim.lr_scheduler.ReduceLROnPlateau(
+            optimizer=optimizer,
+            mode=mode,
+            factor=factor,
+            patience=patience,
+            threshold_mode=threshold_mode,
+            threshold=threshold,
+            cooldown=cooldown,
+            min_lr=min_lr,
+            eps=eps,
+        )
+        super().__init__(lr_scheduler)
+
+    def step(self, metric: float = None) -> None:  # type: ignore[assignment]
+        before = [group["lr"] for group in self.lr_scheduler.optimizer.param_groups]
+        super().step(metric)
+        after = [group["lr"] for group in self.lr_scheduler.optimizer.param_groups]
+        if after != before:
+            logger.info("reduce_on_plateau: learning rate %s -> %s", before, after)
