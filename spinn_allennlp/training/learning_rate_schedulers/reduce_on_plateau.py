@@ -60,16 +60,16 @@ class ReduceOnPlateau(_PyTorchLearningRateSchedulerWithMetricsWrapper):
     ) -> None:
         lr_scheduler = torch.optim.lr_scheduler.ReduceLROnPlateau(
             optimizer=optimizer,
-            mode=mode,
+            mode=mode,  # type: ignore[arg-type]
             factor=factor,
             patience=patience,
-            threshold_mode=threshold_mode,
+            threshold_mode=threshold_mode,  # type: ignore[arg-type]
             threshold=threshold,
             cooldown=cooldown,
             min_lr=min_lr,
             eps=eps,
         )
-        super().__init__(lr_scheduler)
+        super().__init__(lr_scheduler)  # type: ignore[arg-type]
 
     def step(self, metric: float = None) -> None:  # type: ignore[assignment]
         before = [group["lr"] for group in self.lr_scheduler.optimizer.param_groups]
