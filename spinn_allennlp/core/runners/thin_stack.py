@@ -64,11 +64,9 @@ def run_thin_stack(
     base = torch.arange(batch_size, device=device) * batch.rows_per_sentence
     step_rows = base + 1 + max_tokens  # + t: the row S[t]
     # One input per step for the node it makes (unbind: one cheap backward for all steps).
-    step_inputs = (
-        list(batch.node_inputs.index_select(0, order)[:, :total_steps].unbind(1))
-        if batch.node_inputs is not None
-        else None
-    )
+    node_inputs: List[Optional[torch.Tensor]] = [None] * total_steps
+    if batch.node_inputs is not None:
+        node_inputs = list(batch.node_inputs.index_select(0, order)[:, :total_steps].unbind(1))
 
     # Row pointers per sorted sentence: the stack (Q of Algorithm 1) in columns 0..N+1, item
     # d (1 = bottom) at column d + 1 above two columns pointing at the zero row, then the
@@ -112,15 +110,15 @@ def run_thin_stack(
             t,
             logits,
             type_logits,
-            given=None if given is None else given[t, :k],
-            given_types=None if given_types is None else given_types[t, :k],
+            given=_running(given, t, k),
+            given_types=_running(given_types, t, k),
             legality=_legality(columns, buffer_end[:k]),
         )
         choice = policy.choose(step)
         is_reduce = choice.action == REDUCE
         extra = parts.extra_input(
             tracker_state,
-            None if step_inputs is None else step_inputs[t][:k],
+            _running(node_inputs[t], None, k),
             parts.type_vector(choice.types),
         )
 
@@ -161,6 +159,14 @@ def run_thin_stack(
 def _sorted_steps(per_step: Optional[torch.Tensor], order: torch.Tensor) -> Optional[torch.Tensor]:
     """(B, T) -> (T, B) in longest-first order."""
     return None if per_step is None else per_step.index_select(0, order).t().contiguous()
+
+
+def _running(per_step: Optional[torch.Tensor], t: Optional[int], k: int) -> Optional[torch.Tensor]:
+    """Row t's first k columns of a (T, B) tensor (the whole of a (B, ...) one when t is
+    None): the running sentences' values at step t; None stays None."""
+    if per_step is None:
+        return None
+    return per_step[:k] if t is None else per_step[t, :k]
 
 
 def _legality(columns: torch.Tensor, buffer_end: torch.Tensor) -> Callable:
