@@ -11,7 +11,7 @@ from torch import nn
 
 from spinn_allennlp.core.output import GIVEN
 from spinn_allennlp.core.supervision import parser_predictions, transition_loss
-from spinn_allennlp.core.transitions import PAD, SHIFT, node_spans
+from spinn_allennlp.core.transitions import PAD, fold, node_spans
 from spinn_allennlp.data.trees import readable_tree
 from spinn_allennlp.modules.dependency_tree_encoder import DependencyTreeEncoder
 from spinn_allennlp.modules.tree_encoder import TreeEncoder
@@ -286,14 +286,12 @@ def labels_of_followed_nodes(
 
 
 def _labeled_tree_string(tokens: List[str], transitions: List[int], labels: List[int]) -> str:
-    """SST's format: ``(3 (2 The) (4 (3 good) (2 film)))``, a label on every node."""
-    stack: List[str] = []
-    word = 0
-    for step, transition in enumerate(transitions):
-        if transition == SHIFT:
-            stack.append(f"({labels[step]} {tokens[word]})")
-            word += 1
-        else:
-            right, left = stack.pop(), stack.pop()
-            stack.append(f"({labels[step]} {left} {right})")
-    return " ".join(stack)
+    """SST's format: ``(3 (2 The) (4 (3 good) (2 film)))``, a label on every node (the trees
+    of a forest side by side)."""
+    return " ".join(
+        fold(
+            transitions,
+            lambda word, step: f"({labels[step]} {tokens[word]})",
+            lambda left, right, step: f"({labels[step]} {left} {right})",
+        ).stack
+    )
