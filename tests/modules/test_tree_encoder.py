@@ -8,6 +8,7 @@ import torch
 from allennlp.modules.seq2vec_encoders import LstmSeq2VecEncoder
 
 from spinn_allennlp.core.transitions import PAD
+from spinn_allennlp.data.tree_sources import GoldTrees
 from spinn_allennlp.modules import ChildSumTreeLSTMEncoder, SpinnEncoder
 from spinn_allennlp.modules.tree_encoder import (
     DEFAULT_TREE,
@@ -131,6 +132,7 @@ def test_transitions_source_has_one_vocabulary():
     assert transitions_source("given", True, metadata, 3) == ["benepar", "right_branching", GOLD]
     assert transitions_source("given", True, None, 2) == [GOLD, GOLD]
     assert transitions_source("given", True, [{"transitions_source": "none"}], 1) == [GOLD]
+    assert GOLD == GoldTrees.name  # the corpus's own trees, as a tree source calls them
 
 
 def test_stack_batches_pads_stacks_and_cuts_back():
