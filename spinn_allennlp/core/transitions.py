@@ -150,29 +150,30 @@ def fold(
     stack: List[Item] = []
     pushed: List[Optional[Item]] = []
     words = 0
+    buffer = float("inf") if num_tokens is None else num_tokens
     for step, transition in enumerate(transitions):
-        problem = None
-        if transition == SHIFT:
-            if num_tokens is None or words < num_tokens:
-                stack.append(leaf(words, step))
-                words += 1
-            else:
-                problem = f"SHIFT at step {step} with an empty buffer ({num_tokens} tokens)"
-        elif transition == REDUCE:
-            if len(stack) >= 2:
-                right = stack.pop()
-                stack.append(node(stack.pop(), right, step))
-            else:
-                problem = f"REDUCE at step {step} with {len(stack)} item(s) on the stack"
-        elif transition != PAD or not allow_pad:
-            problem = f"unknown transition {transition!r} at step {step}"
-        if problem is None and transition != PAD:
-            pushed.append(stack[-1])
+        if transition == SHIFT and words < buffer:
+            item = leaf(words, step)
+            words += 1
+        elif transition == REDUCE and len(stack) >= 2:
+            right = stack.pop()
+            item = node(stack.pop(), right, step)
+        elif (transition == PAD and allow_pad) or skip_invalid:
+            pushed.append(None)
             continue
-        if problem is not None and not skip_invalid:
-            raise InvalidTransitionsError(problem)
-        pushed.append(None)
+        else:
+            raise InvalidTransitionsError(_invalid_step(step, transition, len(stack), num_tokens))
+        stack.append(item)
+        pushed.append(item)
     return Folded(stack, pushed, words)
+
+
+def _invalid_step(step: int, transition: int, depth: int, num_tokens: Optional[int]) -> str:
+    if transition == SHIFT:
+        return f"SHIFT at step {step} with an empty buffer ({num_tokens} tokens)"
+    if transition == REDUCE:
+        return f"REDUCE at step {step} with {depth} item(s) on the stack"
+    return f"unknown transition {transition!r} at step {step}"
 
 
 def check_transitions(transitions: Sequence[int], num_tokens: Optional[int] = None) -> None:
@@ -400,6 +401,8 @@ def bracket_counts(predicted: Iterable[Hashable], gold: Iterable[Hashable]) -> B
     """Counts of two collections of brackets (spans, labeled spans, ...), matched as multisets:
     each gold bracket matches at most one equal predicted bracket (for sets, the
     intersection)."""
+    if isinstance(predicted, (set, frozenset)) and isinstance(gold, (set, frozenset)):
+        return BracketCounts(len(predicted & gold), len(gold), len(predicted))  # sets: faster
     predicted_counts, gold_counts = Counter(predicted), Counter(gold)
     return BracketCounts(
         matched=sum((predicted_counts & gold_counts).values()),
