@@ -66,8 +66,9 @@ class TreeEncoder(Seq2VecEncoder):
     `Seq2VecEncoder`, so a tree encoder drops into any AllenNLP model. A model that knows about
     trees calls `encode` instead and gets a `SpinnOutput`: the sentence vector, the transitions
     followed (gold, the default tree, or the encoder's own parse), the parser's logits when
-    `has_parser`, and on request every node's state. Models test for this interface, not for a
-    concrete encoder class.
+    `has_parser`, and on request every node's state. Models reach it through the module's
+    `encode` (and `has_parser`, ...), which work for any `Seq2VecEncoder`, never by testing
+    for a class.
 
     `transitions`: shape (batch_size, steps), SHIFT = 0 / REDUCE = 1 / PAD = -1, at most
     `2 * num_words - 1` steps per sentence; `mask`: (batch_size, num_tokens), real tokens first;
@@ -120,8 +121,9 @@ class EncodedSentences:
     def node_hidden(self) -> Optional[torch.Tensor]:
         """Shape (batch_size, num_nodes, output_dim): every node's h, when asked for and the
         encoder has nodes (a binary tree's, one per step; a dependency tree's, one per word)."""
-        nodes = self.tree or self.dependency
-        return nodes.node_hidden if nodes is not None else None
+        if self.tree is not None:
+            return self.tree.node_hidden
+        return self.dependency.node_hidden if self.dependency is not None else None
 
 
 def encode(
