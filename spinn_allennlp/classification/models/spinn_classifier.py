@@ -9,11 +9,10 @@ from allennlp.nn import InitializerApplicator, util
 from allennlp.training.metrics import CategoricalAccuracy
 from torch import nn
 
-from spinn_allennlp.core.output import GIVEN
 from spinn_allennlp.core.supervision import parser_predictions, transition_loss
 from spinn_allennlp.data.trees import readable_tree
 from spinn_allennlp.modules.relu_mlp import mlp_output_dim, relu_mlp
-from spinn_allennlp.modules.tree_encoder import TreeEncoder
+from spinn_allennlp.modules.tree_encoder import encode, has_parser, transitions_source
 from spinn_allennlp.training.metrics import ParseMetrics
 
 
@@ -88,7 +87,7 @@ class SpinnClassifier(Model):
 
     @property
     def has_parser(self) -> bool:
-        return isinstance(self._encoder, TreeEncoder) and self._encoder.has_parser
+        return has_parser(self._encoder)
 
     def forward(
         self,
@@ -101,23 +100,18 @@ class SpinnClassifier(Model):
         embedded = self._embedder(tokens)
         # Shape: (batch_size, num_tokens)
         mask = util.get_text_field_mask(tokens)
-        encoded = None
-        if isinstance(self._encoder, TreeEncoder):
-            encoded = self._encoder.encode(embedded, mask, transitions)
-            sentence = encoded.sentence
-        else:
-            sentence = self._encoder(embedded, mask)
+        encoding = encode(self._encoder, embedded, mask, transitions)
+        encoded = encoding.tree  # a tree encoder's whole output; None for any other encoder
         # Shape: (batch_size, num_labels)
-        logits = self._output_layer(self._mlp(sentence))
+        logits = self._output_layer(self._mlp(encoding.sentence))
         output: Dict[str, Any] = {"logits": logits, "probs": torch.softmax(logits, dim=-1)}
         if metadata is not None:
             output["metadata"] = metadata
         if encoded is not None:
             output["transitions"] = encoded.transitions
-            source = encoded.mode if encoded.mode != GIVEN else "gold"
-            if encoded.mode == GIVEN and transitions is None:
-                source = "balanced default tree"
-            output["transitions_source"] = [source] * logits.size(0)
+            output["transitions_source"] = transitions_source(
+                encoded.mode, transitions is not None, metadata, logits.size(0)
+            )
 
         if label is not None:
             loss = nn.functional.cross_entropy(logits, label.long().view(-1))

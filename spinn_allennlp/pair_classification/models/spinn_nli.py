@@ -9,7 +9,6 @@ from allennlp.nn import InitializerApplicator, util
 from allennlp.training.metrics import CategoricalAccuracy
 from torch import nn
 
-from spinn_allennlp.core.output import GIVEN, SpinnOutput
 from spinn_allennlp.core.supervision import (
     parser_predictions,
     parser_types,
@@ -19,7 +18,13 @@ from spinn_allennlp.core.supervision import (
 from spinn_allennlp.data.dataset_readers import LEFT_PAD_TOKEN
 from spinn_allennlp.data.trees import readable_tree
 from spinn_allennlp.modules.relu_mlp import mlp_output_dim, relu_mlp
-from spinn_allennlp.modules.tree_encoder import SentenceBatch, TreeEncoder, encode_together
+from spinn_allennlp.modules.tree_encoder import (
+    SentenceBatch,
+    encode_together,
+    has_parser,
+    num_reduce_types,
+    transitions_source,
+)
 from spinn_allennlp.training.metrics import ParseMetrics
 
 
@@ -115,14 +120,14 @@ class SpinnNliClassifier(Model):
         nn.init.uniform_(self._output_layer.bias, -0.005, 0.005)
 
         self._accuracy = CategoricalAccuracy()
-        typed = isinstance(encoder, TreeEncoder) and encoder.num_reduce_types > 0
+        typed = num_reduce_types(encoder) > 0
         self._parse_metrics = ParseMetrics(labeled=typed and self.has_parser)
         if initializer is not None:
             initializer(self)
 
     @property
     def has_parser(self) -> bool:
-        return isinstance(self._encoder, TreeEncoder) and self._encoder.has_parser
+        return has_parser(self._encoder)
 
     def _sentence_batch(
         self, tokens: TextFieldTensors, transitions: Optional[torch.Tensor]
@@ -170,9 +175,9 @@ class SpinnNliClassifier(Model):
         for name, out, gold in sides:
             if out is not None:
                 output[f"{name}_transitions"] = out.transitions
-                output[f"{name}_transitions_source"] = [
-                    _source(out, gold, meta) for meta in metadata or [{}] * p.size(0)
-                ]
+                output[f"{name}_transitions_source"] = transitions_source(
+                    out.mode, gold is not None, metadata, p.size(0)
+                )
 
         if label is not None:
             loss = nn.functional.cross_entropy(logits, label.long().view(-1))
@@ -216,13 +221,3 @@ class SpinnNliClassifier(Model):
         return metrics
 
     default_predictor = "spinn_nli"
-
-
-def _source(out: SpinnOutput, given: Optional[torch.Tensor], metadata: Dict[str, Any]) -> str:
-    """Which tree the encoder composed over, for the human-readable output."""
-    if out.mode != GIVEN:
-        return out.mode  # "predicted" by its own parser, or "mixed"
-    if given is None:
-        return "balanced default tree"
-    # The reader's transitions: the corpus's parse ("gold") or a tree source's.
-    return str(metadata.get("transitions_source", "gold"))
