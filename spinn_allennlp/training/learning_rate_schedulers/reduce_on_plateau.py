@@ -1,17 +1,15 @@
 import logging
-from typing import List, Union
+from typing import Any, Dict, List, Optional, Union
 
 import torch
+from allennlp.common.checks import ConfigurationError
 from allennlp.training.learning_rate_schedulers import LearningRateScheduler
-from allennlp.training.learning_rate_schedulers.learning_rate_scheduler import (
-    _PyTorchLearningRateSchedulerWithMetricsWrapper,
-)
 
 logger = logging.getLogger(__name__)
 
 
 @LearningRateScheduler.register("reduce_on_plateau", exist_ok=True)
-class ReduceOnPlateau(_PyTorchLearningRateSchedulerWithMetricsWrapper):
+class ReduceOnPlateau(LearningRateScheduler):
     """Multiplies the learning rate by `factor` when the validation metric has not improved for
     `patience` epochs: PyTorch's `ReduceLROnPlateau`, as AllenNLP's own `"reduce_on_plateau"`.
 
@@ -69,11 +67,29 @@ class ReduceOnPlateau(_PyTorchLearningRateSchedulerWithMetricsWrapper):
             min_lr=min_lr,
             eps=eps,
         )
-        super().__init__(lr_scheduler)  # type: ignore[arg-type]
+        # Not LearningRateScheduler.__init__: PyTorch's scheduler owns the learning rates.
+        self.lr_scheduler = lr_scheduler
 
-    def step(self, metric: float = None) -> None:  # type: ignore[assignment]
-        before = [group["lr"] for group in self.lr_scheduler.optimizer.param_groups]
-        super().step(metric)
-        after = [group["lr"] for group in self.lr_scheduler.optimizer.param_groups]
+    def get_values(self):
+        return self.lr_scheduler.get_last_lr()
+
+    def step(self, metric: Optional[float] = None) -> None:
+        if metric is None:
+            raise ConfigurationError(
+                "reduce_on_plateau needs a validation metric: give the trainer validation data"
+            )
+        groups = self.lr_scheduler.optimizer.param_groups
+        before = [group["lr"] for group in groups]
+        self.lr_scheduler.step(metric)
+        after = [group["lr"] for group in groups]
         if after != before:
             logger.info("reduce_on_plateau: learning rate %s -> %s", before, after)
+
+    def step_batch(self, batch_num_total: Optional[int] = None) -> None:
+        pass  # the schedule moves once per epoch
+
+    def state_dict(self) -> Dict[str, Any]:
+        return self.lr_scheduler.state_dict()
+
+    def load_state_dict(self, state_dict: Dict[str, Any]) -> None:
+        self.lr_scheduler.load_state_dict(state_dict)
