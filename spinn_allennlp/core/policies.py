@@ -111,6 +111,9 @@ class TransitionPolicy:
     needs_parser: bool = True
     # Drives the soft stack (``reduce_strength``) rather than a discrete one (``choose``).
     soft: bool = False
+    # The task's loss can train the parser through what this policy returns (soft strengths,
+    # or the log-probabilities of sampled moves for REINFORCE), with no gold transitions.
+    learns_from_task: bool = False
 
     def choose(self, step: Step) -> Choice:
         raise NotImplementedError(f"{type(self).__name__} does not drive a discrete stack")
@@ -196,6 +199,7 @@ class Sampled(TransitionPolicy):
     parsers). Types: the type classifier's most probable."""
 
     mode = Mode.SAMPLED
+    learns_from_task = True
 
     def __init__(self, temperature: float = 1.0) -> None:
         if temperature <= 0:
@@ -226,6 +230,7 @@ class SoftStrengths(TransitionPolicy):
 
     mode = Mode.SOFT
     soft = True
+    learns_from_task = True
 
     def __init__(self, temperature: float = 1.0) -> None:
         if temperature <= 0:

@@ -201,8 +201,9 @@ class SpinnEncoder(TreeEncoder):
     ) -> SpinnOutput:
         """The whole `SpinnOutput` of a pass: the sentence vectors, the transitions followed,
         the parser's logits (with a parser) and, with `return_nodes`, every node's state.
-        `policy` overrides the encoder's own choice of transitions (`core/policies.py`).
-        Training the parser is the caller's job here (see `transition_loss_weight`)."""
+        `policy` overrides the encoder's own choice of transitions (`core/policies.py`), e.g.
+        `Sampled()` while a latent parser trains by REINFORCE. Training the parser is the
+        caller's job here (see `transition_loss_weight`)."""
         if policy is None:
             policy = self.policy(transitions is not None)
         output = self.spinn(
@@ -217,8 +218,13 @@ class SpinnEncoder(TreeEncoder):
         )
         if self.training and output.transition_logits is not None:
             output.transition_logits = self._parser_probe.watch(output.transition_logits)
-            # On the soft stack the task's loss trains the parser: gold transitions optional.
-            self._check_parser_is_trained(has_gold=transitions is not None or self.soft_stack)
+            if output.action_log_probs is not None:  # what REINFORCE trains through
+                output.action_log_probs = self._parser_probe.watch(output.action_log_probs)
+            # On the soft stack, or sampling, the task's loss trains the parser: gold
+            # transitions optional.
+            self._check_parser_is_trained(
+                has_gold=transitions is not None or policy.learns_from_task
+            )
         return output
 
     def forward(

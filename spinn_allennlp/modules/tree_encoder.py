@@ -12,6 +12,7 @@ from allennlp.modules.seq2vec_encoders import Seq2VecEncoder
 from spinn_allennlp.core.batching import concat_padded
 from spinn_allennlp.core.child_sum import DependencyOutput
 from spinn_allennlp.core.output import GIVEN, SpinnOutput
+from spinn_allennlp.core.policies import TransitionPolicy
 from spinn_allennlp.core.transitions import PAD
 from spinn_allennlp.modules.dependency_tree_encoder import DependencyTreeEncoder
 
@@ -93,7 +94,10 @@ class TreeEncoder(Seq2VecEncoder):
         transitions: Optional[torch.Tensor] = None,
         return_nodes: bool = False,
         reduce_types: Optional[torch.Tensor] = None,
+        policy: Optional[TransitionPolicy] = None,
     ) -> SpinnOutput:
+        """`policy` (`core.policies`), when given, decides the transitions instead of the
+        encoder's own choice (e.g. a sampling policy while a latent parser trains)."""
         raise NotImplementedError
 
     def forward(
@@ -134,14 +138,21 @@ def encode(
     heads: Optional[torch.Tensor] = None,
     reduce_types: Optional[torch.Tensor] = None,
     return_nodes: bool = False,
+    policy: Optional[TransitionPolicy] = None,
 ) -> EncodedSentences:
     """Encodes one sentence batch with any `Seq2VecEncoder`, giving a tree encoder the tree it
     takes: `transitions` (and `reduce_types`) to a `TreeEncoder`, `heads` to a
     `DependencyTreeEncoder`; any other encoder reads the words alone. Models call this instead
-    of testing the encoder's class."""
+    of testing the encoder's class. `policy` goes to a tree encoder with a parser (see
+    `TreeEncoder.encode`)."""
     if isinstance(encoder, TreeEncoder):
         tree = encoder.encode(
-            inputs, mask, transitions, return_nodes=return_nodes, reduce_types=reduce_types
+            inputs,
+            mask,
+            transitions,
+            return_nodes=return_nodes,
+            reduce_types=reduce_types,
+            policy=policy if encoder.has_parser else None,
         )
         return EncodedSentences(tree.sentence, tree=tree)
     if isinstance(encoder, DependencyTreeEncoder):
@@ -210,6 +221,7 @@ def encode_together(
     encoder: Seq2VecEncoder,
     batches: Sequence[SentenceBatch],
     reduce_types: Optional[Sequence[Optional[torch.Tensor]]] = None,
+    policy: Optional[TransitionPolicy] = None,
 ) -> List[Tuple[torch.Tensor, Optional[SpinnOutput]]]:
     """Encodes several sentence batches of one encoder (premises and hypotheses, ...) in ONE
     `encode` call, the sentences of all batches padded to a common width and stacked
@@ -228,7 +240,7 @@ def encode_together(
     only some do (one side to be parsed, the other given), the batches are encoded separately,
     since the encoder would follow different kinds of trees. `reduce_types`, one per batch
     (or None), go with the transitions to an encoder with typed REDUCE. Any other encoder
-    reads the words alone.
+    reads the words alone. `policy`: see `encode`.
     """
     types = list(reduce_types) if reduce_types is not None else [None] * len(batches)
     if not isinstance(encoder, TreeEncoder):
@@ -237,14 +249,21 @@ def encode_together(
     given = [transitions for _, _, transitions in batches]
     if len(batches) < 2 or _some_but_not_all(given) or _some_but_not_all(types):
         encodings = [
-            encode(encoder, inputs, mask, transitions, reduce_types=batch_types)
+            encode(encoder, inputs, mask, transitions, reduce_types=batch_types, policy=policy)
             for (inputs, mask, transitions), batch_types in zip(batches, types)
         ]
         return [(encoding.sentence, encoding.tree) for encoding in encodings]
     stacked = stack_batches(batches)
     given_types = [t for t in types if t is not None]
     all_types = concat_padded(given_types, PAD) if given_types else None
-    encoding = encode(encoder, stacked.inputs, stacked.mask, stacked.transitions, None, all_types)
+    encoding = encode(
+        encoder,
+        stacked.inputs,
+        stacked.mask,
+        stacked.transitions,
+        reduce_types=all_types,
+        policy=policy,
+    )
     trees: List[Optional[SpinnOutput]] = [None] * len(batches)
     if encoding.tree is not None:
         trees = list(encoding.tree.split(stacked.sizes))
