@@ -326,6 +326,8 @@ def parameters(run: Path, key: str) -> int:
     its archive."""
     params = read_json(run / "params.json")
     if params is None:
+        if not (run / "model.tar.gz").exists():
+            raise FileNotFoundError(f"{run}: neither params.json nor model.tar.gz")
         params = count_parameters(run / "model.tar.gz")
     return params[key]
 
@@ -400,7 +402,7 @@ def markdown(lines: List[str]) -> str:
     return "\n".join(lines) + "\n"
 
 
-def table_rows(header: Sequence[str], align: str, rows: List[Sequence[str]]) -> List[str]:
+def table_rows(header: Sequence[str], align: str, rows: Sequence[Sequence[str]]) -> List[str]:
     lines = ["| " + " | ".join(header) + " |", align]
     return lines + ["| " + " | ".join(row) + " |" for row in rows]
 
@@ -660,7 +662,8 @@ def summarize_snli_attention(runs: Path) -> Summary:
         params = parameters(run, "trainable_excluding_embedder")
         if variant == "him":
             dev = read_json(run / "dev_metrics.json")
-            epoch, dev_accuracy, wall = "—", dev and dev["accuracy"], "(members')"
+            dev_accuracy: Optional[float] = None if dev is None else dev["accuracy"]
+            epoch, wall = "—", "(members')"
             members = " / ".join(
                 percent(test[key]) for key in ("esim_accuracy", "tree_accuracy", "oracle_accuracy")
             )
@@ -941,8 +944,7 @@ def parse_seeds(text: str) -> List[Optional[int]]:
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
-        description=__doc__.split("\n\n")[0],
-        epilog="The pipeline, with examples: docs/experiments.md.",
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
     commands = parser.add_subparsers(dest="command", required=True)
 

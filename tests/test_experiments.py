@@ -69,6 +69,30 @@ def test_no_more_jobs_at_once_than_the_cores_hold():
     assert EXPERIMENTS.max_parallel(1, 1, cores=16) == 1
 
 
+def test_run_trains_and_tests_a_job_then_skips_it_when_run_again(tmp_path, monkeypatch, capsys):
+    """One real job end to end (AllenNLP's basic_classifier with the spinn encoder, a few
+    seconds of training): trained, evaluated on the test file, the machine's load recorded;
+    a second `run` of the same list neither trains nor tests it again."""
+    monkeypatch.chdir(PROJECT_ROOT)
+    monkeypatch.setenv("FIXTURES", str(FIXTURES_ROOT))
+    config = "fixtures/classification/basic_classifier_spinn.jsonnet"
+    test_data = "fixtures/classification/sst_binary_sample.jsonl"
+    jobs = tmp_path / "jobs.tsv"
+    jobs.write_text(f'tiny_s1\t{config}\t{{"random_seed": 1}}\n')
+    command = ["run", str(jobs), str(tmp_path / "runs"), "--threads", "1", "--test-data", test_data]
+    EXPERIMENTS.main(command)
+    assert capsys.readouterr().out.splitlines()[-1].startswith("tiny_s1: done in ")
+    run = tmp_path / "runs" / "tiny_s1"
+    assert 0 <= json.loads((run / "test_metrics.json").read_text())["accuracy"] <= 1
+    machine = json.loads((run / "machine.json").read_text())
+    assert machine["threads_per_job"] == 1 and machine["load_samples"] >= 1
+    written = {
+        name: (run / name).stat().st_mtime_ns for name in ("metrics.json", "test_metrics.json")
+    }
+    EXPERIMENTS.main(command)
+    assert {name: (run / name).stat().st_mtime_ns for name in written} == written
+
+
 # jobs ---------------------------------------------------------------------------------------
 
 
