@@ -9,6 +9,7 @@ from allennlp.nn import InitializerApplicator, util
 from allennlp.training.metrics import CategoricalAccuracy
 from torch import nn
 
+from spinn_allennlp.core.policies import TransitionPolicy
 from spinn_allennlp.core.supervision import (
     parser_predictions,
     parser_types,
@@ -17,6 +18,7 @@ from spinn_allennlp.core.supervision import (
 )
 from spinn_allennlp.data.dataset_readers import LEFT_PAD_TOKEN
 from spinn_allennlp.data.trees import readable_tree
+from spinn_allennlp.modules.policy_gradient import PolicyGradient
 from spinn_allennlp.modules.relu_mlp import mlp_output_dim, relu_mlp
 from spinn_allennlp.modules.tree_encoder import (
     SentenceBatch,
@@ -79,6 +81,9 @@ class SpinnNliClassifier(Model):
     label_namespace : `str`, optional (default = `"labels"`)
     encode_pairs_together : `bool`, optional (default = `True`)
         One encoder call for premises and hypotheses (see above), or one call each.
+    policy_gradient : `PolicyGradient`, optional (default = `None`)
+        Train the encoder's parser by REINFORCE from the label's loss (latent trees; the
+        log-probability of a pair's trees is that of both sentences' trees).
     initializer : `InitializerApplicator`, optional (default = `None`)
     """
 
@@ -95,6 +100,7 @@ class SpinnNliClassifier(Model):
         label_namespace: str = "labels",
         encode_pairs_together: bool = True,
         initializer: Optional[InitializerApplicator] = None,
+        policy_gradient: Optional[PolicyGradient] = None,
         **kwargs,
     ) -> None:
         super().__init__(vocab, **kwargs)
@@ -109,6 +115,7 @@ class SpinnNliClassifier(Model):
         self._label_namespace = label_namespace
         self._transition_loss_weight = transition_loss_weight
         self._encode_pairs_together = encode_pairs_together
+        self._policy_gradient = policy_gradient
         num_labels = vocab.get_vocab_size(label_namespace)
 
         features = 4 * encoder.get_output_dim()
@@ -151,19 +158,26 @@ class SpinnNliClassifier(Model):
             self._sentence_batch(hypothesis, hypothesis_transitions),
         ]
         types = [premise_reduce_types, hypothesis_reduce_types]
-        if self._encode_pairs_together:
-            encoded = encode_together(self._encoder, batches, types)
-        else:
-            encoded = [
-                encode_together(self._encoder, [batch], [batch_types])[0]
-                for batch, batch_types in zip(batches, types)
-            ]
-        # Shape: (batch_size, encoder_dim) each
-        (p, premise_out), (h, hypothesis_out) = encoded
-        # Shape: (batch_size, 4 * encoder_dim)
-        features = torch.cat([p, h, p - h, p * h], dim=-1)
-        # Shape: (batch_size, num_labels)
-        logits = self._output_layer(self._mlp(features))
+        latent = self._policy_gradient is not None and self.training and label is not None
+
+        def classify(policy: Optional[TransitionPolicy]):
+            if self._encode_pairs_together:
+                encoded = encode_together(self._encoder, batches, types, policy=policy)
+            else:
+                encoded = [
+                    encode_together(self._encoder, [batch], [batch_types], policy=policy)[0]
+                    for batch, batch_types in zip(batches, types)
+                ]
+            # Shape: (batch_size, encoder_dim) each
+            (p, premise_out), (h, hypothesis_out) = encoded
+            # Shape: (batch_size, 4 * encoder_dim)
+            features = torch.cat([p, h, p - h, p * h], dim=-1)
+            # Shape: (batch_size, num_labels)
+            return self._output_layer(self._mlp(features)), premise_out, hypothesis_out
+
+        policy = self._policy_gradient.policy() if self._policy_gradient and latent else None
+        logits, premise_out, hypothesis_out = classify(policy)
+        batch_size = logits.size(0)
         output: Dict[str, Any] = {"logits": logits, "probs": torch.softmax(logits, dim=-1)}
         if metadata is not None:
             output["metadata"] = metadata
@@ -176,12 +190,23 @@ class SpinnNliClassifier(Model):
             if out is not None:
                 output[f"{name}_transitions"] = out.transitions
                 output[f"{name}_transitions_source"] = transitions_source(
-                    out.mode, gold is not None, metadata, p.size(0)
+                    out.mode, gold is not None, metadata, batch_size
                 )
 
         if label is not None:
-            loss = nn.functional.cross_entropy(logits, label.long().view(-1))
+            gold_labels = label.long().view(-1)
+            loss = nn.functional.cross_entropy(logits, gold_labels)
             self._accuracy(logits, label)
+            if self._policy_gradient is not None and latent:
+                # Shape: (batch_size,)
+                losses = nn.functional.cross_entropy(logits, gold_labels, reduction="none")
+                loss = loss + self._policy_gradient.loss(
+                    losses,
+                    [premise_out, hypothesis_out],
+                    lambda greedy: nn.functional.cross_entropy(
+                        classify(greedy)[0], gold_labels, reduction="none"
+                    ),
+                )
             for (_, out, gold), gold_types in zip(sides, types):
                 if out is not None and out.transition_logits is not None and gold is not None:
                     loss = loss + self._transition_loss_weight * transition_loss(out, gold)
