@@ -41,6 +41,7 @@ from spinn_allennlp.relatedness import SickReader, TreeRelatedness, TreeRelatedn
 from spinn_allennlp.training import (
     MeanSquaredError,
     ParseMetrics,
+    ParserTemperatureSchedule,
     ReduceOnPlateau,
     RestoreRandomState,
     SelfTransitionSchedule,
@@ -79,6 +80,7 @@ __all__ = [
     "ParseMetrics",
     "ReduceOnPlateau",
     "RestoreRandomState",
+    "ParserTemperatureSchedule",
     "SelfTransitionSchedule",
     "Share",
     "StepDecayPerBatch",

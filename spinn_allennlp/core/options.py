@@ -26,6 +26,8 @@ def check_options(
     self_transition_prob: float = 0.0,
     soft_stack: bool = False,
     transition_loss_weight: float = 0.0,
+    parser_temperature: float = 1.0,
+    strength_entropy_weight: float = 0.0,
 ) -> None:
     """Raises ValueError for settings that cannot work together, naming the one to change."""
     if input_dim < 1 or hidden_dim < 1:
@@ -57,6 +59,10 @@ def check_options(
     for what, asked in needs_parser.items():
         if asked and not predict_transitions:
             raise ValueError(f"{what} needs predict_transitions=true (a parser)")
+    if parser_temperature <= 0:
+        raise ValueError(f"parser_temperature must be positive, got {parser_temperature}")
+    if strength_entropy_weight and not soft_stack:
+        raise ValueError("strength_entropy_weight needs soft_stack=true (strengths to sharpen)")
     if not 0.0 <= self_transition_prob <= 1.0:
         raise ValueError(f"self_transition_prob must be in [0, 1], got {self_transition_prob}")
     if soft_stack and summary_dim:

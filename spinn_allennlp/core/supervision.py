@@ -152,3 +152,16 @@ def policy_gradient_loss(
     if entropy is not None and entropy_weight:
         loss = loss - entropy_weight * entropy.mean()
     return loss
+
+
+def strength_entropy(output: SpinnOutput) -> torch.Tensor:
+    """The mean binary entropy (nats) of a soft pass's REDUCE strengths over the batch's steps:
+    0 when every step is a clear SHIFT or REDUCE, log 2 when every step is an even mix."""
+    if output.reduce_strengths is None:
+        raise ValueError("this output has no REDUCE strengths: not a soft-stack pass")
+    strength = output.reduce_strengths
+    real = output.transitions[:, : strength.size(1)] != PAD
+    if not bool(real.any()):
+        return strength.sum() * 0.0
+    p = strength[real].clamp(1e-6, 1 - 1e-6)
+    return -(p * p.log() + (1 - p) * (1 - p).log()).mean()

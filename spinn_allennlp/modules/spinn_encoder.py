@@ -14,7 +14,12 @@ from spinn_allennlp.core.policies import (
     TransitionPolicy,
 )
 from spinn_allennlp.core.spinn import Spinn
-from spinn_allennlp.core.supervision import GradientProbe, attach_loss, transition_loss
+from spinn_allennlp.core.supervision import (
+    GradientProbe,
+    attach_loss,
+    strength_entropy,
+    transition_loss,
+)
 from spinn_allennlp.modules.tree_encoder import TreeEncoder
 
 logger = logging.getLogger(__name__)
@@ -90,6 +95,14 @@ class SpinnEncoder(TreeEncoder):
         (train it with `core.supervision.reduce_type_loss`).
     type_dim : `int`, optional (default = `16`)
         Size of the type embedding.
+    parser_temperature : `float`, optional (default = `1.0`)
+        With `soft_stack`: the strengths are the parser's softmax at this temperature; the
+        `parser_temperature_schedule` callback anneals it, so that the strengths approach 0 and
+        1 and the soft pass comes to follow one tree.
+    strength_entropy_weight : `float`, optional (default = `0.0`)
+        With `soft_stack`, in training: adds this weight times the mean binary entropy of the
+        strengths (over the batch's steps) to whatever loss the model backpropagates through
+        the sentence vectors, pushing each step towards a clear SHIFT or REDUCE.
     summary_dim : `int`, optional (default = `0`)
         With tracking: the tracker also reads LSTM summaries of the whole stack (a stack LSTM,
         as Dyer et al. 2015) and of the whole buffer, each of this size (NSHRDLU §3.1); 0 for
@@ -121,6 +134,8 @@ class SpinnEncoder(TreeEncoder):
         reduce_types: int = 0,
         type_dim: int = 16,
         summary_dim: int = 0,
+        parser_temperature: float = 1.0,
+        strength_entropy_weight: float = 0.0,
     ) -> None:
         super().__init__()
         check_options(
@@ -136,6 +151,8 @@ class SpinnEncoder(TreeEncoder):
             self_transition_prob=self_transition_prob,
             soft_stack=soft_stack,
             transition_loss_weight=transition_loss_weight,
+            parser_temperature=parser_temperature,
+            strength_entropy_weight=strength_entropy_weight,
         )
         self.spinn = Spinn(
             input_dim=input_dim,
@@ -155,6 +172,8 @@ class SpinnEncoder(TreeEncoder):
         self.soft_stack = soft_stack
         self.soft_at_test_time = soft_at_test_time
         self.transition_loss_weight = transition_loss_weight
+        self.parser_temperature = parser_temperature
+        self.strength_entropy_weight = strength_entropy_weight
         # Whether anything trains the parser: set by a backward pass into its logits.
         self._parser_probe = GradientProbe()
         self._training_passes = 0
@@ -179,7 +198,9 @@ class SpinnEncoder(TreeEncoder):
         if not self.has_parser:
             return Given()  # gold, or the balanced default tree
         if self.soft_stack:
-            return SoftStrengths() if self.training or self.soft_at_test_time else Greedy()
+            if self.training or self.soft_at_test_time:
+                return SoftStrengths(self.parser_temperature)
+            return Greedy()
         if not has_transitions:
             return Greedy()
         if self.training:
@@ -225,6 +246,9 @@ class SpinnEncoder(TreeEncoder):
             self._check_parser_is_trained(
                 has_gold=transitions is not None or policy.learns_from_task
             )
+            if self.strength_entropy_weight and output.reduce_strengths is not None:
+                penalty = self.strength_entropy_weight * strength_entropy(output)
+                output.sentence = attach_loss(output.sentence, penalty)
         return output
 
     def forward(

@@ -188,6 +188,7 @@ LISTOPS_VARIANTS = [
     "spinn_model4",
     "spinn_summaries",
     "spinn_reinforce",
+    "spinn_soft_annealed",
 ]
 LISTOPS_SMALL: Dict[str, Any] = {
     "train_data_path": str(LISTOPS_SAMPLE),

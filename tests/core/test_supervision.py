@@ -4,7 +4,12 @@ import pytest
 import torch
 
 from spinn_allennlp.core.output import GIVEN, PREDICTED, SpinnOutput
-from spinn_allennlp.core.supervision import parser_predictions, transition_loss
+from spinn_allennlp.core.supervision import (
+    parser_predictions,
+    strength_entropy,
+    transition_loss,
+)
+from spinn_allennlp.core.transitions import PAD, REDUCE, SHIFT
 
 S, R, P = 0, 1, -1
 
@@ -42,3 +47,17 @@ def test_predictions_are_argmax_when_teacher_forced_and_followed_otherwise():
     logits = [[[0.0, 1.0], [1.0, 0.0], [0.0, 1.0]]]
     assert parser_predictions(output(GIVEN, logits, [[S, S, R]])).tolist() == [[R, S, R]]
     assert parser_predictions(output(PREDICTED, logits, [[S, S, R]])).tolist() == [[S, S, R]]
+
+
+def test_strength_entropy_is_zero_for_clear_choices_and_log_2_for_even_mixes():
+    transitions = torch.tensor([[SHIFT, SHIFT, REDUCE], [SHIFT, PAD, PAD]])
+    clear = SpinnOutput(
+        torch.zeros(2, 3),
+        transitions,
+        reduce_strengths=torch.tensor([[0.0, 0.0, 1.0], [0.0, 0.5, 0.5]]),
+    )
+    assert strength_entropy(clear).item() == pytest.approx(0.0, abs=1e-4)
+    mixed = SpinnOutput(torch.zeros(2, 3), transitions, reduce_strengths=torch.full((2, 3), 0.5))
+    assert strength_entropy(mixed).item() == pytest.approx(math.log(2), abs=1e-6)
+    with pytest.raises(ValueError, match="soft-stack"):
+        strength_entropy(SpinnOutput(torch.zeros(1, 3), transitions[:1]))

@@ -1,3 +1,7 @@
+from spinn_allennlp.training.callbacks.encoder_schedule import EncoderSchedule
+from spinn_allennlp.training.callbacks.parser_temperature_schedule import (
+    ParserTemperatureSchedule,
+)
 from spinn_allennlp.training.callbacks.random_state import (
     RestoreRandomState,
     get_random_state,
@@ -5,4 +9,11 @@ from spinn_allennlp.training.callbacks.random_state import (
 )
 from spinn_allennlp.training.callbacks.self_transition_schedule import SelfTransitionSchedule
 
-__all__ = ["RestoreRandomState", "SelfTransitionSchedule", "get_random_state", "set_random_state"]
+__all__ = [
+    "EncoderSchedule",
+    "ParserTemperatureSchedule",
+    "RestoreRandomState",
+    "SelfTransitionSchedule",
+    "get_random_state",
+    "set_random_state",
+]

@@ -78,7 +78,8 @@ def test_reinforce_samples_trees_in_training_and_parses_greedily_in_evaluation()
     policy_gradient, model._policy_gradient = model._policy_gradient, None
     model.train()
     sampled = model._encoder.encode(
-        model._embedder(batch["tokens"]), batch["tokens"]["tokens"]["tokens"] > 0,
+        model._embedder(batch["tokens"]),
+        batch["tokens"]["tokens"]["tokens"] > 0,
         policy=policy_gradient.policy(),
     )
     sampled.sentence.sum().backward()
