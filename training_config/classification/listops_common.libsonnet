@@ -50,6 +50,8 @@
     mlp_layers: 1,
     mlp_dim: 128,
     transition_loss_weight: transition_loss_weight,
+    // Accuracy on lines of at most 100 tokens (the training lengths) and on the longer ones.
+    length_buckets: [100],
   },
 
   // Length bucketing; ListOps examples run from 4 to ~1,000 tokens.

@@ -50,6 +50,10 @@ class SpinnClassifier(Model):
         The paper's alpha; used only with an encoder that has a parser.
     policy_gradient : `PolicyGradient`, optional (default = `None`)
         Train the encoder's parser by REINFORCE from the label's loss (latent trees).
+    length_buckets : `List[int]`, optional (default = `None`)
+        Also report the accuracy on examples of at most each of these numbers of tokens and
+        above the last (`accuracy_tokens_le_100`, `accuracy_tokens_gt_100` for `[100]`): how
+        ListOps results are reported, since training sees only short examples.
     label_namespace : `str`, optional (default = `"labels"`)
     initializer : `InitializerApplicator`, optional (default = `None`)
     """
@@ -67,6 +71,7 @@ class SpinnClassifier(Model):
         label_namespace: str = "labels",
         initializer: Optional[InitializerApplicator] = None,
         policy_gradient: Optional[PolicyGradient] = None,
+        length_buckets: Optional[List[int]] = None,
         **kwargs,
     ) -> None:
         super().__init__(vocab, **kwargs)
@@ -88,6 +93,11 @@ class SpinnClassifier(Model):
         self._output_layer = nn.Linear(features, vocab.get_vocab_size(label_namespace))
 
         self._accuracy = CategoricalAccuracy()
+        # Bucket upper bounds (tokens), the last one open: accuracy per bucket.
+        self._length_buckets = sorted(length_buckets or [])
+        self._bucket_accuracy = {
+            name: CategoricalAccuracy() for name in _bucket_names(self._length_buckets)
+        }
         self._parse_metrics = ParseMetrics()
         if initializer is not None:
             initializer(self)
@@ -130,6 +140,7 @@ class SpinnClassifier(Model):
             gold = label.long().view(-1)
             loss = nn.functional.cross_entropy(logits, gold)
             self._accuracy(logits, label)
+            self._score_buckets(logits, label, mask)
             if self._policy_gradient is not None and latent:
                 # Shape: (batch_size,)
                 losses = nn.functional.cross_entropy(logits, gold, reduction="none")
@@ -161,8 +172,28 @@ class SpinnClassifier(Model):
             ]
         return output_dict
 
+    def _score_buckets(self, logits: torch.Tensor, label: torch.Tensor, mask: torch.Tensor) -> None:
+        if not self._bucket_accuracy:
+            return
+        lengths = mask.sum(dim=1)
+        # Bucket index of each example: how many bounds its length exceeds.
+        bounds = torch.tensor(self._length_buckets, device=lengths.device)
+        bucket = (lengths.unsqueeze(1) > bounds).sum(dim=1)
+        for index, accuracy in enumerate(self._bucket_accuracy.values()):
+            rows = bucket == index
+            if bool(rows.any()):
+                accuracy(logits[rows], label[rows])
+
     def get_metrics(self, reset: bool = False) -> Dict[str, float]:
         metrics = {"accuracy": self._accuracy.get_metric(reset)}
+        for name, accuracy in self._bucket_accuracy.items():
+            metrics[name] = accuracy.get_metric(reset)
         if self.has_parser:
             metrics.update(self._parse_metrics.get_metric(reset))
         return metrics
+
+
+def _bucket_names(bounds: List[int]) -> List[str]:
+    """`accuracy_tokens_le_B` for each bound, `accuracy_tokens_gt_LAST` above the last."""
+    names = [f"accuracy_tokens_le_{bound}" for bound in bounds]
+    return names + [f"accuracy_tokens_gt_{bounds[-1]}"] if bounds else []

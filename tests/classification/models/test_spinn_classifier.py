@@ -5,6 +5,7 @@ import pytest
 import torch
 from allennlp.common.testing import ModelTestCase
 
+from spinn_allennlp.classification.models import spinn_classifier
 from spinn_allennlp.core.transitions import PAD, is_valid
 from spinn_allennlp.testing.configs import (
     LISTOPS_SAMPLE,
@@ -42,6 +43,8 @@ def test_parsers_report_trees_and_parse_metrics(variant):
     metrics = model.get_metrics(reset=True)
     assert set(metrics) == {
         "accuracy",
+        "accuracy_tokens_le_100",
+        "accuracy_tokens_gt_100",
         "transition_accuracy",
         "tree_accuracy",
         "valid_tree_rate",
@@ -100,8 +103,30 @@ def test_model3_adds_the_transition_loss():
     assert with_loss - without == pytest.approx(0.69, rel=0.3)
 
 
+def test_accuracy_per_length_bucket_adds_up_to_the_accuracy():
+    model, batch = model_and_batch("spinn_pi_nt")
+    lengths = batch["tokens"]["tokens"]["tokens"].ne(0).sum(dim=1)
+    model._length_buckets = [int(lengths.median())]  # some examples on each side
+    model._bucket_accuracy = {
+        name: type(model._accuracy)()
+        for name in spinn_classifier._bucket_names(model._length_buckets)
+    }
+    model.eval()
+    model(**batch)
+    metrics = model.get_metrics(reset=True)
+    bound = model._length_buckets[0]
+    short = int((lengths <= bound).sum())
+    assert 0 < short < len(lengths)
+    combined = (
+        metrics[f"accuracy_tokens_le_{bound}"] * short
+        + metrics[f"accuracy_tokens_gt_{bound}"] * (len(lengths) - short)
+    ) / len(lengths)
+    assert combined == pytest.approx(metrics["accuracy"])
+
+
 def test_models_without_parser_report_accuracy_only():
     for variant in ("lstm", "spinn_pi_nt", "spinn_pi_nt_balanced"):
         model, batch = model_and_batch(variant)
         model(**batch)
-        assert set(model.get_metrics(reset=True)) == {"accuracy"}
+        metrics = set(model.get_metrics(reset=True))
+        assert metrics == {"accuracy", "accuracy_tokens_le_100", "accuracy_tokens_gt_100"}
