@@ -237,8 +237,9 @@ class SpinnEncoder(TreeEncoder):
             logger.warning(
                 "SpinnEncoder: no gradient has reached the parser (transition classifier) in "
                 "%d training batches: nothing trains it, and it will pick trees with an "
-                "untrained argmax. Set the encoder's transition_loss_weight (with gold "
-                "transitions passed to forward) or add core.supervision.transition_loss in the "
-                "model (as spinn_nli does).",
+                "untrained argmax. Set transition_loss_weight above 0: the model's "
+                "(spinn_nli, spinn_classifier: the paper's alpha, e.g. 3.9), or the encoder's "
+                "in a model that passes it gold transitions but knows nothing of parsers; or "
+                "add core.supervision.transition_loss in your own model.",
                 UNTRAINED_PARSER_BATCHES,
             )

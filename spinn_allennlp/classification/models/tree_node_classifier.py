@@ -202,7 +202,9 @@ class TreeNodeClassifier(Model):
                 gold = label.long().view(-1)
                 self._check_labels(gold)
                 self._root_accuracy(int((logits.argmax(dim=-1) == gold).sum()), gold.numel())
-            if transition_term is not None:
+            # A zero weight adds nothing, not even a zero gradient into the parser (the
+            # encoder reports a parser that no gradient reaches).
+            if transition_term is not None and self._transition_loss_weight:
                 loss = loss + self._transition_loss_weight * transition_term
             output["loss"] = loss
         return output

@@ -179,11 +179,15 @@ class SpinnNliClassifier(Model):
             self._accuracy(logits, label)
             for (_, out, gold), gold_types in zip(sides, types):
                 if out is not None and out.transition_logits is not None and gold is not None:
-                    loss = loss + self._transition_loss_weight * transition_loss(out, gold)
+                    # A zero weight adds nothing, not even a zero gradient: the encoder counts
+                    # any backward pass into its parser as training it (and warns otherwise).
+                    if self._transition_loss_weight:
+                        loss = loss + self._transition_loss_weight * transition_loss(out, gold)
                     if out.reduce_type_logits is not None and gold_types is not None:
-                        loss = loss + self._transition_loss_weight * reduce_type_loss(
-                            out, gold_types
-                        )
+                        if self._transition_loss_weight:
+                            loss = loss + self._transition_loss_weight * reduce_type_loss(
+                                out, gold_types
+                            )
                         self._parse_metrics(
                             parser_predictions(out), gold, parser_types(out), gold_types
                         )

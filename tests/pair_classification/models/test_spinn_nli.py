@@ -1,5 +1,7 @@
 """The NLI model with each of the paper's four configs, on real SNLI lines (fixtures)."""
 
+import logging
+
 import pytest
 import torch
 from allennlp.common import Params
@@ -10,6 +12,7 @@ from allennlp.models import Model
 
 from spinn_allennlp.core.transitions import PAD, is_valid
 from spinn_allennlp.data.dataset_readers import LEFT_PAD_TOKEN
+from spinn_allennlp.modules.spinn_encoder import UNTRAINED_PARSER_BATCHES
 from spinn_allennlp.pair_classification.dataset_readers import SnliTransitionsReader
 from spinn_allennlp.testing.configs import (
     SNLI_ENCODER_SIZES,
@@ -149,3 +152,44 @@ def test_latent_tree_configs_train_their_parser(variant):
     expected = "predicted" if variant == "spinn_model2" else "soft"
     assert output["premise_transitions_source"][0] == expected
     assert 0.0 <= model.get_metrics(reset=True)["bracket_f1"] <= 1.0
+
+
+def small_model_and_batch(variant, **overrides):
+    """The shipped config of `variant` at the suite's small sizes, untrained, and the SNLI
+    sample as one batch."""
+    reader = SnliTransitionsReader()
+    instances = list(reader.read(SNLI_SAMPLE))
+    vocab = Vocabulary.from_instances(instances)
+    params = Params.from_file(
+        str(snli_config(variant)), as_json(snli_small_overrides(variant, **overrides))
+    )
+    model = Model.from_params(vocab=vocab, params=params["model"])
+    batch = Batch(instances)
+    batch.index_instances(vocab)
+    return model, batch.as_tensor_dict()
+
+
+ENCODER_LOGGER = "spinn_allennlp.modules.spinn_encoder"
+
+
+@pytest.mark.parametrize("alpha", [0.0, 3.9])
+def test_a_parser_nothing_trains_is_reported_even_with_a_zero_weighted_loss(caplog, alpha):
+    """The full SPINN with `transition_loss_weight` 0: the parser never learns, and the
+    encoder's warning says so and names the setting (a loss weighted by zero must not count as
+    training the parser); with the paper's 3.9, the parser is trained and nothing is said."""
+    torch.manual_seed(0)
+    model, batch = small_model_and_batch("spinn", **{"model.transition_loss_weight": alpha})
+    model.train()
+    caplog.set_level(logging.WARNING, logger=ENCODER_LOGGER)
+    classifier = model._encoder.spinn.tracker.transition_classifier.weight
+    for _ in range(UNTRAINED_PARSER_BATCHES):
+        model.zero_grad()
+        model(**batch)["loss"].backward()
+    messages = [r.getMessage() for r in caplog.records if r.name == ENCODER_LOGGER]
+    if alpha == 0.0:
+        assert classifier.grad is None or not bool(classifier.grad.any())
+        assert len(messages) == 1, messages
+        assert "no gradient has reached the parser" in messages[0]
+        assert "transition_loss_weight" in messages[0]
+    else:
+        assert bool(classifier.grad.any()) and messages == []
