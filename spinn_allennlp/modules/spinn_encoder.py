@@ -7,6 +7,7 @@ from allennlp.modules.seq2vec_encoders import Seq2VecEncoder
 from spinn_allennlp.core.output import GIVEN, MIXED, PREDICTED, SOFT, SpinnOutput
 from spinn_allennlp.core.spinn import Spinn
 from spinn_allennlp.core.supervision import GradientProbe, attach_loss, transition_loss
+from spinn_allennlp.modules.input_checks import word_mask
 from spinn_allennlp.modules.tree_encoder import TreeEncoder
 
 logger = logging.getLogger(__name__)
@@ -29,8 +30,9 @@ class SpinnEncoder(TreeEncoder):
     The paper's variants (Table 3): `tracking_dim = 0` is SPINN-PI-NT (exactly a TreeLSTM);
     `tracking_dim > 0` is SPINN-PI; adding `predict_transitions = true` gives the full SPINN.
 
-    Input shape: (batch_size, num_tokens, input_dim) with a mask of real tokens first;
-    output shape: (batch_size, hidden_dim). `encode` returns the whole `SpinnOutput`.
+    Input shape: (batch_size, num_tokens, input_dim) with a mask of real tokens first (`None`:
+    every position is a word, as in AllenNLP's own encoders); output shape: (batch_size,
+    hidden_dim). `encode` returns the whole `SpinnOutput`.
 
     Registered as a `Seq2VecEncoder` with name "spinn".
 
@@ -178,7 +180,7 @@ class SpinnEncoder(TreeEncoder):
     def encode(
         self,
         inputs: torch.Tensor,
-        mask: torch.Tensor,
+        mask: Optional[torch.Tensor] = None,
         transitions: Optional[torch.Tensor] = None,
         return_nodes: bool = False,
         reduce_types: Optional[torch.Tensor] = None,
@@ -186,6 +188,7 @@ class SpinnEncoder(TreeEncoder):
         """The whole `SpinnOutput` of a pass: the sentence vectors, the transitions followed,
         the parser's logits (with a parser) and, with `return_nodes`, every node's state.
         Training the parser is the caller's job here (see `transition_loss_weight`)."""
+        mask = word_mask(self, inputs, mask)
         mode = self.transition_mode(transitions is not None)
         output = self.spinn(
             inputs,
@@ -206,7 +209,7 @@ class SpinnEncoder(TreeEncoder):
     def forward(
         self,
         inputs: torch.Tensor,
-        mask: torch.Tensor,
+        mask: Optional[torch.Tensor] = None,
         transitions: Optional[torch.Tensor] = None,
     ) -> torch.Tensor:
         output = self.encode(inputs, mask, transitions)

@@ -43,7 +43,7 @@ class TreeEncoder(Seq2VecEncoder):
     def encode(
         self,
         inputs: torch.Tensor,
-        mask: torch.Tensor,
+        mask: Optional[torch.Tensor] = None,
         transitions: Optional[torch.Tensor] = None,
         return_nodes: bool = False,
         reduce_types: Optional[torch.Tensor] = None,
@@ -53,7 +53,7 @@ class TreeEncoder(Seq2VecEncoder):
     def forward(
         self,
         inputs: torch.Tensor,
-        mask: torch.Tensor,
+        mask: Optional[torch.Tensor] = None,
         transitions: Optional[torch.Tensor] = None,
     ) -> torch.Tensor:
         return self.encode(inputs, mask, transitions).sentence

@@ -1,7 +1,6 @@
 from typing import Any, Dict, List, Optional, Tuple
 
 import torch
-from allennlp.common.checks import check_dimensions_match
 from allennlp.data import TextFieldTensors, Vocabulary
 from allennlp.data.vocabulary import DEFAULT_OOV_TOKEN
 from allennlp.models import Model
@@ -14,6 +13,7 @@ from spinn_allennlp.core.supervision import parser_predictions, transition_loss
 from spinn_allennlp.core.transitions import PAD, SHIFT, node_spans
 from spinn_allennlp.data.trees import readable_tree
 from spinn_allennlp.modules.dependency_tree_encoder import DependencyTreeEncoder
+from spinn_allennlp.modules.input_checks import check_embedder_feeds_encoder
 from spinn_allennlp.modules.tree_encoder import TreeEncoder
 from spinn_allennlp.training.metrics import ParseMetrics, Share
 
@@ -78,12 +78,7 @@ class TreeNodeClassifier(Model):
         **kwargs,
     ) -> None:
         super().__init__(vocab, **kwargs)
-        check_dimensions_match(
-            text_field_embedder.get_output_dim(),
-            encoder.get_input_dim(),
-            "text field embedding dim",
-            "encoder input dim",
-        )
+        check_embedder_feeds_encoder(text_field_embedder, encoder)
         if label_names is not None and len(label_names) != num_labels:
             raise ValueError(f"{len(label_names)} label names for {num_labels} labels")
         self._embedder = text_field_embedder

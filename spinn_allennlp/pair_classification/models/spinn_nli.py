@@ -1,7 +1,6 @@
 from typing import Any, Dict, List, Optional
 
 import torch
-from allennlp.common.checks import check_dimensions_match
 from allennlp.data import TextFieldTensors, Vocabulary
 from allennlp.models import Model
 from allennlp.modules import Seq2VecEncoder, TextFieldEmbedder
@@ -18,6 +17,7 @@ from spinn_allennlp.core.supervision import (
 )
 from spinn_allennlp.data.dataset_readers import LEFT_PAD_TOKEN
 from spinn_allennlp.data.trees import readable_tree
+from spinn_allennlp.modules.input_checks import check_embedder_feeds_encoder
 from spinn_allennlp.modules.relu_mlp import mlp_output_dim, relu_mlp
 from spinn_allennlp.modules.tree_encoder import SentenceBatch, TreeEncoder, encode_together
 from spinn_allennlp.training.metrics import ParseMetrics
@@ -93,12 +93,7 @@ class SpinnNliClassifier(Model):
         **kwargs,
     ) -> None:
         super().__init__(vocab, **kwargs)
-        check_dimensions_match(
-            text_field_embedder.get_output_dim(),
-            encoder.get_input_dim(),
-            "text field embedding dim",
-            "encoder input dim",
-        )
+        check_embedder_feeds_encoder(text_field_embedder, encoder)
         self._embedder = text_field_embedder
         self._encoder = encoder
         self._label_namespace = label_namespace

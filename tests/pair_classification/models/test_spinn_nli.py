@@ -89,7 +89,8 @@ def test_embedding_and_encoder_sizes_must_match():
     vocab = Vocabulary.from_instances(SnliTransitionsReader().read(SNLI_SAMPLE))
     overrides = snli_small_overrides("spinn_pi_nt", **{"model.encoder.input_dim": 13})
     params = Params.from_file(str(snli_config("spinn_pi_nt")), as_json(overrides))
-    with pytest.raises(ConfigurationError, match="encoder input dim"):
+    # The settings to change, with the sizes, before any reading or training.
+    with pytest.raises(ConfigurationError, match=r"set encoder\.input_dim to 12"):
         Model.from_params(vocab=vocab, params=params["model"])
 
 
