@@ -2,6 +2,7 @@ import logging
 from typing import List, Union
 
 import torch
+from allennlp.common.checks import ConfigurationError
 from allennlp.training.learning_rate_schedulers import LearningRateScheduler
 from allennlp.training.learning_rate_schedulers.learning_rate_scheduler import (
     _PyTorchLearningRateSchedulerWithMetricsWrapper,
@@ -58,18 +59,28 @@ class ReduceOnPlateau(_PyTorchLearningRateSchedulerWithMetricsWrapper):
         min_lr: Union[float, List[float]] = 0,
         eps: float = 1e-8,
     ) -> None:
+        if mode not in ("min", "max"):
+            raise ConfigurationError(
+                f'reduce_on_plateau: mode must be "min" or "max", not {mode!r}'
+            )
+        if threshold_mode not in ("rel", "abs"):
+            raise ConfigurationError(
+                f'reduce_on_plateau: threshold_mode must be "rel" or "abs", not {threshold_mode!r}'
+            )
         lr_scheduler = torch.optim.lr_scheduler.ReduceLROnPlateau(
             optimizer=optimizer,
-            mode=mode,
+            mode=mode,  # type: ignore[arg-type]  # checked above
             factor=factor,
             patience=patience,
-            threshold_mode=threshold_mode,
+            threshold_mode=threshold_mode,  # type: ignore[arg-type]  # checked above
             threshold=threshold,
             cooldown=cooldown,
             min_lr=min_lr,
             eps=eps,
         )
-        super().__init__(lr_scheduler)
+        # AllenNLP's wrapper is typed for the old `_LRScheduler` base; torch >= 2.0's
+        # ReduceLROnPlateau is an `LRScheduler` with the same methods the wrapper calls.
+        super().__init__(lr_scheduler)  # type: ignore[arg-type]
 
     def step(self, metric: float = None) -> None:  # type: ignore[assignment]
         before = [group["lr"] for group in self.lr_scheduler.optimizer.param_groups]
