@@ -1,18 +1,15 @@
 import logging
-from typing import List, Union
+from typing import Any, Dict, List, Optional, Union
 
 import torch
 from allennlp.common.checks import ConfigurationError
 from allennlp.training.learning_rate_schedulers import LearningRateScheduler
-from allennlp.training.learning_rate_schedulers.learning_rate_scheduler import (
-    _PyTorchLearningRateSchedulerWithMetricsWrapper,
-)
 
 logger = logging.getLogger(__name__)
 
 
 @LearningRateScheduler.register("reduce_on_plateau", exist_ok=True)
-class ReduceOnPlateau(_PyTorchLearningRateSchedulerWithMetricsWrapper):
+class ReduceOnPlateau(LearningRateScheduler):
     """Multiplies the learning rate by `factor` when the validation metric has not improved for
     `patience` epochs: PyTorch's `ReduceLROnPlateau`, as AllenNLP's own `"reduce_on_plateau"`.
 
@@ -67,7 +64,9 @@ class ReduceOnPlateau(_PyTorchLearningRateSchedulerWithMetricsWrapper):
             raise ConfigurationError(
                 f'reduce_on_plateau: threshold_mode must be "rel" or "abs", not {threshold_mode!r}'
             )
-        lr_scheduler = torch.optim.lr_scheduler.ReduceLROnPlateau(
+        # Not `LearningRateScheduler.__init__`: torch's scheduler keeps the state, as in
+        # AllenNLP's wrappers of torch schedulers.
+        self.lr_scheduler = torch.optim.lr_scheduler.ReduceLROnPlateau(
             optimizer=optimizer,
             mode=mode,  # type: ignore[arg-type]  # checked above
             factor=factor,
@@ -78,13 +77,24 @@ class ReduceOnPlateau(_PyTorchLearningRateSchedulerWithMetricsWrapper):
             min_lr=min_lr,
             eps=eps,
         )
-        # AllenNLP's wrapper is typed for the old `_LRScheduler` base; torch >= 2.0's
-        # ReduceLROnPlateau is an `LRScheduler` with the same methods the wrapper calls.
-        super().__init__(lr_scheduler)  # type: ignore[arg-type]
 
-    def step(self, metric: float = None) -> None:  # type: ignore[assignment]
+    def get_values(self) -> List[float]:
+        return [float(lr) for lr in self.lr_scheduler.get_last_lr()]
+
+    def step(self, metric: Optional[float] = None) -> None:
+        if metric is None:
+            raise ConfigurationError(
+                "reduce_on_plateau needs a validation metric each epoch: give the trainer "
+                "validation data (validation_data_path)"
+            )
         before = [group["lr"] for group in self.lr_scheduler.optimizer.param_groups]
-        super().step(metric)
+        self.lr_scheduler.step(metric)
         after = [group["lr"] for group in self.lr_scheduler.optimizer.param_groups]
         if after != before:
             logger.info("reduce_on_plateau: learning rate %s -> %s", before, after)
+
+    def state_dict(self) -> Dict[str, Any]:
+        return self.lr_scheduler.state_dict()
+
+    def load_state_dict(self, state_dict: Dict[str, Any]) -> None:
+        self.lr_scheduler.load_state_dict(state_dict)

@@ -106,3 +106,9 @@ def test_state_round_trip_for_recover():
 def test_a_mode_that_is_neither_min_nor_max_is_a_configuration_error():
     with pytest.raises(ConfigurationError, match='mode must be "min" or "max"'):
         make(type="reduce_on_plateau", mode="maximum")
+
+
+def test_without_a_validation_metric_it_says_what_is_missing():
+    _, scheduler = make(**ALLENNLP_MODELS)
+    with pytest.raises(ConfigurationError, match="validation_data_path"):
+        scheduler.step(None)
