@@ -10,9 +10,9 @@ AllenNLP itself.) The AllenNLP command line finds the plugin through `.allennlp_
 Why not import AllenNLP here and register eagerly: the pure-PyTorch core (`spinn_allennlp.core`)
 and the test helpers (`spinn_allennlp.testing`) need torch alone, and importing them runs this
 file first. So until AllenNLP is imported by someone, this file only leaves a finder on
-`sys.meta_path` that watches for the `allennlp` package; once AllenNLP's own `__init__` has run,
-it imports `spinn_allennlp.plugin` and removes itself. A program that never imports AllenNLP
-never loads it because of us.
+`sys.meta_path` that watches for the `allennlp` package; once AllenNLP's own `__init__` has run
+(and any module of ours that imported it has finished), it imports `spinn_allennlp.plugin` and
+removes itself. A program that never imports AllenNLP never loads it because of us.
 """
 
 import importlib
@@ -29,8 +29,15 @@ PLUGIN = "spinn_allennlp.plugin"
 
 
 class RegisterWhenAllenNLPLoads(importlib.abc.MetaPathFinder):
-    """A one-shot finder for the `allennlp` package: the module spec the other finders give,
-    with a loader that registers this plugin after AllenNLP's `__init__` has run."""
+    """Watches the imports of the `allennlp` package and of this package's modules (through
+    their loaders, see `WatchingLoader`) and imports `spinn_allennlp.plugin` at the first moment
+    both hold: AllenNLP's package is loaded, and none of our modules is half-way through its
+    own import (one of ours importing AllenNLP must finish before the plugin imports it again).
+    Then it leaves `sys.meta_path`."""
+
+    def __init__(self) -> None:
+        # How many of the watched modules are executing right now (nested imports).
+        self.depth = 0
 
     def find_spec(
         self,
@@ -38,22 +45,32 @@ class RegisterWhenAllenNLPLoads(importlib.abc.MetaPathFinder):
         path: Optional[Sequence[str]] = None,
         target: Optional[ModuleType] = None,
     ) -> Optional[importlib.machinery.ModuleSpec]:
-        if fullname != "allennlp":
+        if fullname != "allennlp" and not fullname.startswith(__name__ + "."):
             return None
-        if self in sys.meta_path:
+        for finder in list(sys.meta_path):
+            if finder is self or not hasattr(finder, "find_spec"):
+                continue
+            spec = finder.find_spec(fullname, path, target)
+            if spec is not None:
+                if spec.loader is not None and hasattr(spec.loader, "exec_module"):
+                    spec.loader = WatchingLoader(spec.loader, self)
+                return spec
+        return None
+
+    def register_if_ready(self) -> None:
+        if self.depth == 0 and "allennlp" in sys.modules and self in sys.meta_path:
             sys.meta_path.remove(self)
-        spec = importlib.util.find_spec(fullname)
-        if spec is not None and spec.loader is not None:
-            spec.loader = RegisteringLoader(spec.loader)
-        return spec
+            importlib.import_module(PLUGIN)
 
 
-class RegisteringLoader(importlib.abc.Loader):
-    """AllenNLP's own loader, then `import spinn_allennlp.plugin`; the module is left as if
-    loaded by AllenNLP's loader alone (its `__loader__` and `__spec__.loader`)."""
+class WatchingLoader(importlib.abc.Loader):
+    """A module's own loader, with `RegisterWhenAllenNLPLoads` told when its execution starts
+    and ends. The module is left as if loaded by its own loader alone (`__loader__`,
+    `__spec__.loader`)."""
 
-    def __init__(self, loader: importlib.abc.Loader) -> None:
+    def __init__(self, loader: importlib.abc.Loader, finder: RegisterWhenAllenNLPLoads) -> None:
         self.loader = loader
+        self.finder = finder
 
     def create_module(self, spec: importlib.machinery.ModuleSpec) -> Optional[ModuleType]:
         return self.loader.create_module(spec)
@@ -62,9 +79,12 @@ class RegisteringLoader(importlib.abc.Loader):
         module.__loader__ = self.loader
         if module.__spec__ is not None:
             module.__spec__.loader = self.loader
-        self.loader.exec_module(module)
-        # AllenNLP's package is complete (and in sys.modules): its submodules import normally.
-        importlib.import_module(PLUGIN)
+        self.finder.depth += 1
+        try:
+            self.loader.exec_module(module)
+        finally:
+            self.finder.depth -= 1
+        self.finder.register_if_ready()
 
 
 if "allennlp" in sys.modules:

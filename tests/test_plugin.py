@@ -131,6 +131,8 @@ print("registered")
         "import allennlp\nimport spinn_allennlp",
         "import spinn_allennlp\nimport allennlp.models",  # a submodule of AllenNLP first
         "import spinn_allennlp.core\nimport allennlp",  # torch-only use first, AllenNLP later
+        # One of our modules that imports AllenNLP itself: registers once it is complete.
+        "from spinn_allennlp.modules import SpinnEncoder",
     ],
 )
 def test_one_import_registers_everything_whatever_the_order(imports):
