@@ -127,7 +127,8 @@ print("registered")
 @pytest.mark.parametrize(
     "imports",
     [
-        "import spinn_allennlp\nimport allennlp",  # the package first: registers when AllenNLP loads
+        # The package first: it registers when AllenNLP loads.
+        "import spinn_allennlp\nimport allennlp",
         "import allennlp\nimport spinn_allennlp",
         "import spinn_allennlp\nimport allennlp.models",  # a submodule of AllenNLP first
         "import spinn_allennlp.core\nimport allennlp",  # torch-only use first, AllenNLP later

@@ -8,7 +8,14 @@ from spinn_allennlp.core.output import GIVEN, MIXED, PREDICTED, SOFT, SpinnOutpu
 from spinn_allennlp.core.spinn import Spinn
 from spinn_allennlp.core.supervision import GradientProbe, attach_loss, transition_loss
 from spinn_allennlp.modules.input_checks import word_mask
-from spinn_allennlp.modules.tree_encoder import TreeEncoder
+from spinn_allennlp.modules.tree_encoder import (
+    TreeEncoder,
+    given_trees,
+    gold_like,
+    merge_rows,
+    rows_without_trees,
+    with_default_trees,
+)
 
 logger = logging.getLogger(__name__)
 
@@ -189,8 +196,47 @@ class SpinnEncoder(TreeEncoder):
         the parser's logits (with a parser) and, with `return_nodes`, every node's state.
         Training the parser is the caller's job here (see `transition_loss_weight`)."""
         mask = word_mask(self, inputs, mask)
+        transitions = given_trees(transitions)
+        if transitions is not None and not self.has_parser:
+            # Sentences without a tree in a batch with trees: the balanced default tree.
+            transitions = with_default_trees(transitions, mask)
+        missing = None
+        if transitions is not None and self.transition_mode(True) in (GIVEN, MIXED):
+            missing = rows_without_trees(transitions, mask)
+        if transitions is not None and missing is not None and bool(missing.any()):
+            # A parser that follows given trees: the sentences without one follow its own
+            # parse, in a pass of their own.
+            have = (~missing).nonzero().squeeze(1)
+            rows = [have, missing.nonzero().squeeze(1)]
+            outputs = [
+                self._encode(
+                    inputs[have],
+                    mask[have],
+                    transitions[have],
+                    return_nodes,
+                    None if reduce_types is None else reduce_types[have],
+                ),
+                self._encode(inputs[missing], mask[missing], None, return_nodes, None),
+            ]
+            output = merge_rows(outputs, rows, inputs.size(0))
+        else:
+            output = self._encode(inputs, mask, transitions, return_nodes, reduce_types)
+        if self.training and output.transition_logits is not None:
+            output.transition_logits = self._parser_probe.watch(output.transition_logits)
+            # On the soft stack the task's loss trains the parser: gold transitions optional.
+            self._check_parser_is_trained(has_gold=transitions is not None or self.soft_stack)
+        return output
+
+    def _encode(
+        self,
+        inputs: torch.Tensor,
+        mask: torch.Tensor,
+        transitions: Optional[torch.Tensor],
+        return_nodes: bool,
+        reduce_types: Optional[torch.Tensor],
+    ) -> SpinnOutput:
         mode = self.transition_mode(transitions is not None)
-        output = self.spinn(
+        return self.spinn(
             inputs,
             mask,
             # The soft stack follows its own parser; given transitions only train and score it.
@@ -200,11 +246,6 @@ class SpinnEncoder(TreeEncoder):
             return_nodes=return_nodes,
             reduce_types=reduce_types if self.spinn.reduce_types else None,
         )
-        if self.training and output.transition_logits is not None:
-            output.transition_logits = self._parser_probe.watch(output.transition_logits)
-            # On the soft stack the task's loss trains the parser: gold transitions optional.
-            self._check_parser_is_trained(has_gold=transitions is not None or self.soft_stack)
-        return output
 
     def forward(
         self,
@@ -212,6 +253,7 @@ class SpinnEncoder(TreeEncoder):
         mask: Optional[torch.Tensor] = None,
         transitions: Optional[torch.Tensor] = None,
     ) -> torch.Tensor:
+        transitions = given_trees(transitions)
         output = self.encode(inputs, mask, transitions)
         if (
             self.training
@@ -219,7 +261,8 @@ class SpinnEncoder(TreeEncoder):
             and transitions is not None
             and output.transition_logits is not None
         ):
-            loss = self.transition_loss_weight * transition_loss(output, transitions)
+            gold = gold_like(transitions, output)
+            loss = self.transition_loss_weight * transition_loss(output, gold)
             return attach_loss(output.sentence, loss)
         return output.sentence
 

@@ -13,7 +13,7 @@ from spinn_allennlp.core.supervision import parser_predictions, transition_loss
 from spinn_allennlp.data.trees import readable_tree
 from spinn_allennlp.modules.input_checks import check_embedder_feeds_encoder
 from spinn_allennlp.modules.relu_mlp import mlp_output_dim, relu_mlp
-from spinn_allennlp.modules.tree_encoder import TreeEncoder
+from spinn_allennlp.modules.tree_encoder import TreeEncoder, given_trees, gold_like
 from spinn_allennlp.training.metrics import ParseMetrics
 
 
@@ -92,6 +92,9 @@ class SpinnClassifier(Model):
         label: Optional[torch.Tensor] = None,
         metadata: Optional[List[Dict[str, Any]]] = None,
     ) -> Dict[str, Any]:
+        # A batch of lines without a parse (each an empty transitions field) has no trees; in a
+        # mixed batch the encoder decides for each sentence without one.
+        transitions = given_trees(transitions)
         # Shape: (batch_size, num_tokens, embedding_dim)
         embedded = self._embedder(tokens)
         # Shape: (batch_size, num_tokens)
@@ -109,16 +112,17 @@ class SpinnClassifier(Model):
             output["metadata"] = metadata
         if encoded is not None:
             output["transitions"] = encoded.transitions
-            source = encoded.mode if encoded.mode != GIVEN else "gold"
-            if encoded.mode == GIVEN and transitions is None:
-                source = "balanced default tree"
-            output["transitions_source"] = [source] * logits.size(0)
+            output["transitions_source"] = [
+                tree_source(encoded.mode, transitions is not None, meta, self.has_parser)
+                for meta in metadata or [{}] * logits.size(0)
+            ]
 
         if label is not None:
             loss = nn.functional.cross_entropy(logits, label.long().view(-1))
             self._accuracy(logits, label)
             if encoded is not None and encoded.transition_logits is not None:
                 if transitions is not None:
+                    transitions = gold_like(transitions, encoded)
                     if self._transition_loss_weight:
                         loss = loss + self._transition_loss_weight * transition_loss(
                             encoded, transitions
@@ -143,3 +147,16 @@ class SpinnClassifier(Model):
         if self.has_parser:
             metrics.update(self._parse_metrics.get_metric(reset))
         return metrics
+
+
+def tree_source(mode: str, given: bool, metadata: Dict[str, Any], has_parser: bool) -> str:
+    """Which tree the encoder composed over a sentence, for the output: its own parser's
+    (`mode`, when not following given trees), the reader's (`"gold"`, or the name of the tree
+    source that made it), or the encoder's default for a sentence without one."""
+    if mode != GIVEN:
+        return mode
+    source = str(metadata.get("transitions_source", "gold"))
+    if not given or source == "none":
+        # In training, a parser follows its own parse where it has no gold one.
+        return "predicted" if has_parser else "balanced default tree"
+    return source

@@ -19,7 +19,13 @@ from spinn_allennlp.data.dataset_readers import LEFT_PAD_TOKEN
 from spinn_allennlp.data.trees import readable_tree
 from spinn_allennlp.modules.input_checks import check_embedder_feeds_encoder
 from spinn_allennlp.modules.relu_mlp import mlp_output_dim, relu_mlp
-from spinn_allennlp.modules.tree_encoder import SentenceBatch, TreeEncoder, encode_together
+from spinn_allennlp.modules.tree_encoder import (
+    SentenceBatch,
+    TreeEncoder,
+    encode_together,
+    given_trees,
+    gold_like,
+)
 from spinn_allennlp.training.metrics import ParseMetrics
 
 
@@ -136,6 +142,14 @@ class SpinnNliClassifier(Model):
         premise_reduce_types: Optional[torch.Tensor] = None,
         hypothesis_reduce_types: Optional[torch.Tensor] = None,
     ) -> Dict[str, Any]:
+        # Lines without a parse have empty transitions fields: a batch of only such lines has
+        # no trees at all; in a mixed batch the encoder decides for each sentence without one.
+        premise_transitions = given_trees(premise_transitions)
+        hypothesis_transitions = given_trees(hypothesis_transitions)
+        if premise_transitions is None:
+            premise_reduce_types = None
+        if hypothesis_transitions is None:
+            hypothesis_reduce_types = None
         batches = [
             self._sentence_batch(premise, premise_transitions),
             self._sentence_batch(hypothesis, hypothesis_transitions),
@@ -166,7 +180,8 @@ class SpinnNliClassifier(Model):
             if out is not None:
                 output[f"{name}_transitions"] = out.transitions
                 output[f"{name}_transitions_source"] = [
-                    _source(out, gold, meta) for meta in metadata or [{}] * p.size(0)
+                    _source(out, gold, meta, self.has_parser)
+                    for meta in metadata or [{}] * p.size(0)
                 ]
 
         if label is not None:
@@ -174,6 +189,9 @@ class SpinnNliClassifier(Model):
             self._accuracy(logits, label)
             for (_, out, gold), gold_types in zip(sides, types):
                 if out is not None and out.transition_logits is not None and gold is not None:
+                    gold = gold_like(gold, out)
+                    if gold_types is not None:
+                        gold_types = gold_like(gold_types, out)
                     # A zero weight adds nothing, not even a zero gradient: the encoder counts
                     # any backward pass into its parser as training it (and warns otherwise).
                     if self._transition_loss_weight:
@@ -217,11 +235,16 @@ class SpinnNliClassifier(Model):
     default_predictor = "spinn_nli"
 
 
-def _source(out: SpinnOutput, given: Optional[torch.Tensor], metadata: Dict[str, Any]) -> str:
+def _source(
+    out: SpinnOutput, given: Optional[torch.Tensor], metadata: Dict[str, Any], has_parser: bool
+) -> str:
     """Which tree the encoder composed over, for the human-readable output."""
     if out.mode != GIVEN:
         return out.mode  # "predicted" by its own parser, or "mixed"
-    if given is None:
-        return "balanced default tree"
-    # The reader's transitions: the corpus's parse ("gold") or a tree source's.
-    return str(metadata.get("transitions_source", "gold"))
+    # The reader's transitions: the corpus's parse ("gold") or a tree source's; "none" for a
+    # line without a parse next to lines with one.
+    source = str(metadata.get("transitions_source", "gold"))
+    if given is None or source == "none":
+        # In training, a parser follows its own parse where it has no gold one.
+        return "predicted" if has_parser else "balanced default tree"
+    return source

@@ -8,12 +8,14 @@ from allennlp.common import Params
 from allennlp.common.checks import ConfigurationError
 from allennlp.common.testing import ModelTestCase
 from allennlp.data import Batch, Vocabulary
+from allennlp.data.samplers import BucketBatchSampler
 from allennlp.models import Model
 
-from spinn_allennlp.core.transitions import PAD, is_valid
+from spinn_allennlp.core.transitions import PAD, balanced_transitions, is_valid
 from spinn_allennlp.data.dataset_readers import LEFT_PAD_TOKEN
 from spinn_allennlp.modules.spinn_encoder import UNTRAINED_PARSER_BATCHES
 from spinn_allennlp.pair_classification.dataset_readers import SnliTransitionsReader
+from spinn_allennlp.testing import FIXTURES_ROOT
 from spinn_allennlp.testing.configs import (
     SNLI_ENCODER_SIZES,
     SNLI_SAMPLE,
@@ -194,3 +196,68 @@ def test_a_parser_nothing_trains_is_reported_even_with_a_zero_weighted_loss(capl
         assert "transition_loss_weight" in messages[0]
     else:
         assert bool(classifier.grad.any()) and messages == []
+
+
+MIXED = FIXTURES_ROOT / "pair_classification" / "snli" / "mixed_parses.jsonl"
+
+
+def mixed_model_and_batch(variant):
+    """`variant` at small sizes, and one batch of a file whose even lines have binary parses and
+    odd lines none (no tree source)."""
+    torch.manual_seed(0)
+    reader = SnliTransitionsReader()
+    instances = list(reader.read(MIXED))
+    assert len(instances) == 10 and not reader.skipped
+    vocab = Vocabulary.from_instances(instances)
+    params = Params.from_file(str(snli_config(variant)), as_json(snli_small_overrides(variant)))
+    model = Model.from_params(vocab=vocab, params=params["model"])
+    # The bucket sampler sorts by any field, transitions included: every line has them all.
+    sampler = BucketBatchSampler(batch_size=4, sorting_keys=["premise_transitions"])
+    assert sorted(i for batch in sampler.get_batch_indices(instances) for i in batch) == list(
+        range(10)
+    )
+    batch = Batch(instances)  # AllenNLP refused mixed lines: "non-homogeneous Instances"
+    batch.index_instances(vocab)
+    return model, batch.as_tensor_dict(), instances
+
+
+def test_a_file_mixing_lines_with_and_without_parses_pi_nt():
+    """Without a parser, the lines without a parse get the balanced default tree and the others
+    their gold tree, in one batch."""
+    model, batch, instances = mixed_model_and_batch("spinn_pi_nt")
+    model.double().eval()
+    output = model.make_output_human_readable(model(**batch))
+    for row, instance in enumerate(instances):
+        words = len(instance["metadata"]["premise_tokens"])
+        followed = [t for t in output["premise_transitions"][row].tolist() if t != PAD]
+        if row % 2 == 0:
+            assert followed == instance["premise_transitions"].tensor.tolist()
+            assert output["premise_transitions_source"][row] == "gold"
+        else:
+            assert followed == balanced_transitions(words)
+            assert output["premise_transitions_source"][row] == "balanced default tree"
+
+
+def test_a_file_mixing_lines_with_and_without_parses_full_spinn():
+    """With a parser, in training: gold trees are followed (and train the parser) where the
+    line has them; the other sentences follow the parser's own (valid) trees."""
+    model, batch, instances = mixed_model_and_batch("spinn")
+    model.train()
+    output = model(**batch)
+    output["loss"].backward()
+    assert bool(model._encoder.spinn.tracker.transition_classifier.weight.grad.any())
+    for side in ("premise", "hypothesis"):
+        sources = output[f"{side}_transitions_source"]
+        assert sources == ["gold", "predicted"] * 5
+        for row, instance in enumerate(instances):
+            followed = [t for t in output[f"{side}_transitions"][row].tolist() if t != PAD]
+            words = len(instance["metadata"][f"{side}_tokens"])
+            if row % 2 == 0:
+                assert followed == instance[f"{side}_transitions"].tensor.tolist()
+            else:
+                assert is_valid(followed, words)
+    model.get_metrics(reset=True)
+    model.eval()
+    output = model(**batch)
+    assert output["premise_transitions_source"] == ["predicted"] * 10
+    assert 0.0 <= model.get_metrics(reset=True)["transition_accuracy"] <= 1.0
