@@ -7,6 +7,7 @@ from collections import Counter
 import pytest
 import torch
 from allennlp.common import Params
+from allennlp.common.checks import ConfigurationError
 from allennlp.data import Batch, DatasetReader, Vocabulary
 from allennlp.data.data_loaders import MultiProcessDataLoader
 from allennlp.data.dataset_readers.dataset_reader import WorkerInfo
@@ -308,8 +309,8 @@ class BrokenTrees(TreeSource):
 def test_invalid_trees_from_a_tree_source_are_skipped_and_counted(caplog):
     reader = SnliTransitionsReader(tree_source=BrokenTrees())
     with caplog.at_level(logging.WARNING, logger=LOGGER):
-        instances = read(reader, RAW_PAIRS)
-    assert instances == []
+        with pytest.raises(ConfigurationError, match="read 0 instances"):
+            read(reader, RAW_PAIRS)
     assert reader.skipped == Counter({"invalid tree from the tree source": 4})
     assert "raw_pairs.jsonl:1: skipped: invalid tree from the tree source: broken gave" in (
         caplog.text
