@@ -11,6 +11,7 @@ from spinn_allennlp.classification import (
     ListOpsReader,
     SpinnClassifier,
     SstTreesReader,
+    TextClassificationTransitionsReader,
     TreeNodeClassifier,
     TreeNodeClassifierPredictor,
 )
@@ -71,6 +72,7 @@ __all__ = [
     "HimNli",
     "SpinnNliPredictor",
     "SstTreesReader",
+    "TextClassificationTransitionsReader",
     "TreeNodeClassifier",
     "TreeNodeClassifierPredictor",
     "SickReader",
