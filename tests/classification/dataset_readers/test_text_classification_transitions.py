@@ -14,7 +14,7 @@ from spinn_allennlp.core.transitions import balanced_transitions, parse_to_trans
 from spinn_allennlp.data.dataset_readers import MalformedExampleError
 from spinn_allennlp.testing import FIXTURES_ROOT
 
-# 24 SST dev sentences (non-neutral root), label pos/neg, every third one without its parse.
+# 24 SST dev sentences (12 pos, 12 neg), every third one without its parse.
 PARSES = FIXTURES_ROOT / "classification" / "sst_dev_parses_sample.jsonl"
 # 40 raw SST sentences, text and label only (AllenNLP's text_classification_json format).
 RAW = FIXTURES_ROOT / "classification" / "sst_binary_sample.jsonl"
@@ -26,7 +26,10 @@ def tokens_of(instance):
 
 
 def test_real_sst_lines_with_and_without_parses():
-    reader = DatasetReader.from_params(Params({"type": "text_classification_transitions"}))
+    # SST's sentences are tokenized already: the lines without a parse keep their tokens.
+    reader = DatasetReader.from_params(
+        Params({"type": "text_classification_transitions", "tokenizer": {"type": "whitespace"}})
+    )
     lines = [json.loads(line) for line in PARSES.read_text().splitlines()]
     instances = list(reader.read(str(PARSES)))
     assert len(instances) == len(lines) == 24 and not reader.skipped
