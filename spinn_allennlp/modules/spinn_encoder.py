@@ -153,6 +153,7 @@ class SpinnEncoder(TreeEncoder):
         # Whether anything trains the parser: set by a backward pass into its logits.
         self._parser_probe = GradientProbe()
         self._training_passes = 0
+        self._reported_default_trees = False
 
     @property
     def has_parser(self) -> bool:
@@ -221,6 +222,8 @@ class SpinnEncoder(TreeEncoder):
             output = merge_rows(outputs, rows, inputs.size(0))
         else:
             output = self._encode(inputs, mask, transitions, return_nodes, reduce_types)
+        if self.training and transitions is None and not self.has_parser:
+            self._report_default_trees()
         if self.training and output.transition_logits is not None:
             output.transition_logits = self._parser_probe.watch(output.transition_logits)
             # On the soft stack the task's loss trains the parser: gold transitions optional.
@@ -265,6 +268,21 @@ class SpinnEncoder(TreeEncoder):
             loss = self.transition_loss_weight * transition_loss(output, gold)
             return attach_loss(output.sentence, loss)
         return output.sentence
+
+    def _report_default_trees(self) -> None:
+        """Says once that the encoder composes over balanced trees, and how to give it real
+        ones."""
+        if self._reported_default_trees:
+            return
+        self._reported_default_trees = True
+        logger.warning(
+            "SpinnEncoder: no transitions reach the encoder, so it composes each sentence's "
+            "balanced binary tree (what it does in any model, e.g. basic_classifier). For real "
+            "trees the model must pass transitions: for labelled sentences, the "
+            "text_classification_transitions reader (a binary_parse per line, or a "
+            "tree_source such as benepar) with the spinn_classifier model; see "
+            "docs/your_own_model.md."
+        )
 
     def _check_parser_is_trained(self, has_gold: bool) -> None:
         """Warns (once each) when the parser is trained without gold transitions, and when no

@@ -197,3 +197,19 @@ def test_word_vectors_of_the_wrong_size_name_the_setting_to_change(encoder_type)
     message = str(error.value)
     assert "input_dim" in message and "12" in message and "13" in message
     assert "embedder" in message
+
+
+def test_balanced_trees_by_default_are_reported_once_with_the_way_to_real_trees(caplog):
+    """A tree encoder in a model that never passes it transitions (AllenNLP's basic_classifier)
+    composes over balanced trees: said once in training, with the path to real trees."""
+    caplog.set_level(logging.WARNING, logger=LOGGER)
+    encoder = SpinnEncoder(5, 4).train()
+    inputs, mask, gold = parser_batch()
+    encoder(inputs.float(), mask, gold)  # given trees: nothing to say
+    assert not caplog.records
+    for _ in range(3):
+        encoder(inputs.float(), mask)
+    messages = [r.getMessage() for r in caplog.records if r.name == LOGGER]
+    assert len(messages) == 1 and "balanced binary tree" in messages[0]
+    for name in ("text_classification_transitions", "spinn_classifier", "your_own_model.md"):
+        assert name in messages[0]
