@@ -39,6 +39,7 @@ from spinn_allennlp.pair_classification import (
     SpinnNliPredictor,
     TreeEsimNli,
 )
+from spinn_allennlp.predictors.predict_command import number_input_lines
 from spinn_allennlp.relatedness import SickReader, TreeRelatedness, TreeRelatednessPredictor
 from spinn_allennlp.training import (
     MeanSquaredError,
@@ -49,6 +50,9 @@ from spinn_allennlp.training import (
     Share,
     StepDecayPerBatch,
 )
+
+# Under `allennlp predict`, our predictors log a bad input with its line in the input file.
+number_input_lines()
 
 __all__ = [
     "ListOpsReader",
