@@ -23,7 +23,13 @@ import sys
 from types import ModuleType
 from typing import Optional, Sequence
 
+from spinn_allennlp.dependency_warnings import hide_dependency_warnings
+
 __version__ = "0.2.0"
+
+# Before AllenNLP loads: its dependencies' warnings that no user can act on (torchvision's image
+# extension, fairscale's and AllenNLP's deprecated torch.cuda.amp calls) stay hidden.
+hide_dependency_warnings()
 
 PLUGIN = "spinn_allennlp.plugin"
 

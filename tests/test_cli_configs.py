@@ -8,7 +8,9 @@ from outside the repository, in one interpreter (AllenNLP's CLI import costs ~16
 * `training_config/classification/text_spinn.jsonnet` (single sentences with real trees) on SST
   dev sentences, some with their binary parse and some without;
 * `allennlp evaluate` of the NLI model on a file mixing lines with and without parses;
-* `allennlp predict` logging bad lines with their line numbers in the input file.
+* `allennlp predict` logging bad lines with their line numbers in the input file;
+* none of the warnings of AllenNLP's dependencies that no user can act on (with the start-up
+  file an installed package ships).
 """
 
 import json
@@ -16,6 +18,7 @@ import json
 import pytest
 import torch
 
+from spinn_allennlp.dependency_warnings import startup_line
 from spinn_allennlp.testing import CONFIGS_ROOT, FIXTURES_ROOT
 from spinn_allennlp.testing.cli import run_allennlp_commands
 
@@ -75,7 +78,11 @@ def runs(tmp_path_factory):
         ],
     ]
     env = {"TEXT_TRAIN": str(TEXT_SAMPLE), "TEXT_DEV": str(TEXT_SAMPLE)}
-    result = run_allennlp_commands(commands, cwd=root, env=env)
+    # The start-up file an installed spinn_allennlp puts in site-packages (setup.py).
+    site_dir = root / "site-packages"
+    site_dir.mkdir()
+    (site_dir / "spinn_allennlp_warnings.pth").write_text(startup_line(), encoding="utf-8")
+    result = run_allennlp_commands(commands, cwd=root, env=env, site_dir=site_dir)
     return root, result.stdout + result.stderr
 
 
@@ -135,3 +142,12 @@ def test_predict_names_bad_lines_by_their_line_in_the_file(runs):
     assert "input 0" not in output
     outputs = [json.loads(line) for line in (root / "predictions.jsonl").read_text().splitlines()]
     assert ["error" in output for output in outputs] == [False, True, False, True]
+
+
+def test_no_dependency_warnings_reach_the_user(runs):
+    """torchvision's image extension, fairscale's and AllenNLP's deprecated torch.cuda.amp
+    calls: printed by every command before (they fire before any plugin loads)."""
+    _, output = runs
+    for text in ("Failed to load image Python extension", "custom_fwd", "amp.autocast"):
+        assert text not in output
+    assert "FutureWarning" not in output and "UserWarning" not in output

@@ -49,14 +49,17 @@ def run_allennlp_commands(
     cwd: Union[str, Path],
     env: Optional[Dict[str, str]] = None,
     timeout: float = 900,
+    site_dir: Optional[Union[str, Path]] = None,
 ) -> subprocess.CompletedProcess:
     """Runs several `allennlp` commands (each an argument list, as after `allennlp`) one after
     the other in ONE fresh interpreter, each through AllenNLP's own command-line entry point:
     the CLI's ~16 s import is paid once. Environment as `run_allennlp`; a command that fails
     raises AssertionError with the end of the output. (After a `train`, AllenNLP's logging
-    writes INFO and WARNING records to stdout, errors to stderr.)"""
+    writes INFO and WARNING records to stdout, errors to stderr.) `site_dir`: a directory
+    whose `.pth` start-up files Python runs first, as for an installed package's."""
+    startup = f"import site\nsite.addsitedir({str(site_dir)!r})\n" if site_dir else ""
     code = (
-        "import sys\n"
+        f"import sys\n{startup}"
         # What the `allennlp` command runs (its logging set-up included).
         "from allennlp.__main__ import run\n"
         f"for args in {[list(command) for command in commands]!r}:\n"
