@@ -7,7 +7,8 @@ from outside the repository, in one interpreter (AllenNLP's CLI import costs ~16
   `basic_classifier`;
 * `training_config/classification/text_spinn.jsonnet` (single sentences with real trees) on SST
   dev sentences, some with their binary parse and some without;
-* `allennlp evaluate` of the NLI model on a file mixing lines with and without parses;
+* `allennlp evaluate` of the NLI model on a file mixing lines with and without parses, and
+  `allennlp predict` of the single-sentence model on raw sentences;
 * `allennlp predict` logging bad lines with their line numbers in the input file;
 * none of the warnings of AllenNLP's dependencies that no user can act on (with the start-up
   file an installed package ships).
@@ -47,11 +48,17 @@ PREDICT_LINES = [
 ]
 
 
+SENTENCES = ["A lovely film.", "Dull (and long)."]
+
+
 @pytest.fixture(scope="module")
 def runs(tmp_path_factory):
     """(working directory, output) of one interpreter running every command."""
     root = tmp_path_factory.mktemp("new_user")
     (root / "inputs.jsonl").write_text("\n".join(PREDICT_LINES) + "\n", encoding="utf-8")
+    (root / "sentences.jsonl").write_text(
+        "".join(json.dumps({"sentence": text}) + "\n" for text in SENTENCES), encoding="utf-8"
+    )
     include = ["--include-package", "spinn_allennlp"]
     commands = [
         ["train", str(NLI_CONFIG), "-s", "nli", *include],
@@ -63,6 +70,17 @@ def runs(tmp_path_factory):
             str(MIXED),
             "--output-file",
             "mixed_metrics.json",
+            *include,
+        ],
+        [
+            "predict",
+            "text/model.tar.gz",
+            "sentences.jsonl",
+            "--predictor",
+            "text_classifier",
+            "--silent",
+            "--output-file",
+            "sentence_predictions.jsonl",
             *include,
         ],
         [
@@ -126,6 +144,23 @@ def test_single_sentences_with_real_trees_train_through_the_cli(runs):
     assert 0 <= metrics["validation_accuracy"] <= 1
     assert 0 < metrics["training_transition_accuracy"] <= 1
     assert metrics["validation_valid_tree_rate"] == 1.0  # its own parse at evaluation
+
+
+def test_predict_on_raw_sentences_with_allennlps_text_classifier_predictor(runs):
+    """The full SPINN parses raw text itself; the output has the label and the tree."""
+    root, _ = runs
+    lines = (root / "sentence_predictions.jsonl").read_text().splitlines()
+    outputs = [json.loads(line) for line in lines]
+    assert [output["label"] in ("pos", "neg") for output in outputs] == [True, True]
+    assert outputs[1]["tree"].replace("(", " ").replace(")", " ").split() == [
+        "Dull",
+        "-LRB-",
+        "and",
+        "long",
+        "-RRB-",
+        ".",
+    ]
+    assert outputs[1]["transitions_source"] == "predicted"
 
 
 def test_evaluate_on_a_file_mixing_lines_with_and_without_parses(runs):
