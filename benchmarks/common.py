@@ -20,8 +20,8 @@ import torch
 from torch import nn
 from torch.nn.utils.rnn import pack_padded_sequence
 
-from spinn_allennlp.core.levelwise import levelwise_forward
 from spinn_allennlp.core.output import SpinnOutput
+from spinn_allennlp.core.runners import run_levelwise
 from spinn_allennlp.core.spinn import Spinn
 from spinn_allennlp.core.transitions import REDUCE, SHIFT
 from spinn_allennlp.testing import (
@@ -94,7 +94,7 @@ def build_spinn_models(dim: int, seed: int) -> Dict[str, Spinn]:
     torch.manual_seed(seed)
     return {
         # The step-by-step thin stack; Spinn's default for PI-NT is level-wise, timed with
-        # levelwise_forward on this same model.
+        # the level-wise runner on this same model.
         PI_NT: Spinn(dim, dim, levelwise=False),
         PI: Spinn(dim, dim, tracking_dim=PI_TRACKING_DIM),
         SPINN_FULL: Spinn(dim, dim, tracking_dim=SPINN_TRACKING_DIM, predict_transitions=True),
@@ -125,7 +125,7 @@ def levelwise(
     model: Spinn, inputs: torch.Tensor, mask: torch.Tensor, transitions: torch.Tensor
 ) -> SpinnOutput:
     """SPINN-PI-NT composed level by level with ``model``'s layers."""
-    return levelwise_forward(model.projection, model.compose, inputs, mask, transitions)
+    return model(inputs, mask, transitions, runner=run_levelwise)
 
 
 def check_pi_nt_implementations(

@@ -1,10 +1,13 @@
 """How good is each tree source, and does it matter downstream?
 
     .venv/bin/python scripts/evaluate_tree_sources.py \\
-        --spinn-archive /work/runs/snli/spinn_seeddefault/model.tar.gz \\
-        --downstream /work/runs/snli/spinn_pi_nt_seeddefault/model.tar.gz \\
-                     /work/runs/snli/spinn_pi_seeddefault/model.tar.gz \\
-        --out docs/parsing
+        --spinn-archive runs/snli/spinn/model.tar.gz \\
+        --downstream runs/snli/spinn_pi_nt/model.tar.gz runs/snli/spinn_pi/model.tar.gz \\
+        --out runs/parsing
+
+(`runs/snli/<variant>`: SNLI runs of `scripts/experiments.py`, as in results/snli/README.md.)
+The tables and their JSON (not the trees) are kept in results/parsing/, whose results page
+`scripts/experiments.py summarize parsing` writes.
 
 1. **Parse quality**: every sentence of the labelled SNLI test pairs (premise and hypothesis;
    the words of its binary parse) gets a tree from each source (the full SPINN's parser, our

@@ -3,8 +3,8 @@ and at 10x it, checking after every batch that the loss, every gradient and ever
 are finite.
 
     .venv/bin/python scripts/numerics_check.py --config spinn --lr-scale 10 \\
-        --out /work/runs/numerics/spinn_x10
-    .venv/bin/python scripts/numerics_check.py --summarize /work/runs/numerics \\
+        --out runs/numerics/spinn_x10
+    .venv/bin/python scripts/numerics_check.py --summarize runs/numerics \\
         --results results/numerics
 
 Each run is `allennlp train training_config/pair_classification/<config>.jsonnet` in process,

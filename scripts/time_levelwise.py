@@ -18,7 +18,9 @@ import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from spinn_allennlp.core import transitions as tr  # noqa: E402
-from spinn_allennlp.core.levelwise import levelwise_forward, plan_levels  # noqa: E402
+from spinn_allennlp.core.batch import prepare_batch  # noqa: E402
+from spinn_allennlp.core.runners import run_levelwise, run_thin_stack  # noqa: E402
+from spinn_allennlp.core.runners.levelwise import plan_levels  # noqa: E402
 from spinn_allennlp.core.spinn import Spinn  # noqa: E402
 from spinn_allennlp.testing import random_transitions  # noqa: E402
 
@@ -75,14 +77,17 @@ def main():
     )
     for kind in ("random", "balanced", "right-branching"):
         inputs, mask, transitions = batch(kind, lengths, args.dim, rng, device)
-        plan = plan_levels(transitions, mask.size(1))
+        prepared = prepare_batch(inputs, mask, model.leaves, model.node_dim, transitions)
+
+        def plan():
+            rows = (prepared.word_rows(), prepared.step_rows(), prepared.base)
+            return plan_levels(prepared.transitions, *rows)
+
         runs = {
-            "seq": lambda: model(inputs, mask, transitions),
-            "lvl": lambda: levelwise_forward(
-                model.projection, model.compose, inputs, mask, transitions
-            ),
+            "seq": lambda: model(inputs, mask, transitions, runner=run_thin_stack),
+            "lvl": lambda: model(inputs, mask, transitions, runner=run_levelwise),
         }
-        cases = {"plan": lambda: plan_levels(transitions, mask.size(1))}
+        cases = {"plan": plan}
         for name, run in runs.items():
             cases[f"{name} fwd"] = lambda run=run: forward_only(run)
             cases[f"{name} fwd+bwd"] = lambda run=run: run().sentence.sum().backward()
@@ -94,9 +99,10 @@ def main():
                 elapsed = timed_ms(case, device)
                 if round_:
                     times[name].append(elapsed)
-        composed = int(sum(level[0].numel() for level in plan.levels))
+        levels = plan().levels
+        composed = int(sum(level[0].numel() for level in levels))
         print(
-            f"{kind}: T={transitions.size(1)} steps, {len(plan.levels)} levels; rows composed: "
+            f"{kind}: T={transitions.size(1)} steps, {len(levels)} levels; rows composed: "
             f"seq {transitions.numel()}, lvl {composed}"
         )
         for name, values in times.items():

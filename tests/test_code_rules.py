@@ -60,3 +60,13 @@ def test_no_function_level_imports_of_our_modules(path):
 def test_no_test_module_imports_another(path):
     for _, module, _ in imports(ast.parse(path.read_text())):
         assert module.split(".")[0] != "tests" and not module.startswith("."), (path, module)
+
+
+@pytest.mark.parametrize("path", list(python_files(*PACKAGE.glob("*/models"))), ids=str)
+def test_models_do_not_branch_on_encoder_classes(path):
+    """Models ask any encoder for its trees through `modules.tree_encoder` (`encode`,
+    `has_parser`, ...), not by testing which class it is."""
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.Call) and getattr(node.func, "id", None) == "isinstance":
+            classes = ast.unparse(node.args[1]) if len(node.args) > 1 else ""
+            assert "Encoder" not in classes, (path, node.lineno, classes)

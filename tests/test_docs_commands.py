@@ -13,10 +13,12 @@ from allennlp.predictors import Predictor
 import spinn_allennlp.plugin  # noqa: F401  (registers the predictors)
 from spinn_allennlp.testing import PROJECT_ROOT
 
+RESULTS_PAGES = sorted((PROJECT_ROOT / "results").glob("*/README.md"))
 DOCUMENTS = [
     PROJECT_ROOT / "README.md",
     *sorted((PROJECT_ROOT / "docs").glob("*.md")),
     PROJECT_ROOT / "benchmarks" / "README.md",
+    *RESULTS_PAGES,
 ]
 # Paths under these are repository files when a command names them.
 REPOSITORY_DIRS = ("training_config/", "scripts/", "data/", "benchmarks/", "fixtures/", "models/",
@@ -103,3 +105,34 @@ def test_predictors_named_in_commands_are_registered():
 def test_readme_commands_have_no_paths_outside_the_repository():
     for where, command in COMMANDS:
         assert "../" not in command, f"{where}: `{command}` reaches outside the repository"
+
+
+def test_the_readme_is_a_newcomers_page_that_links_every_results_page():
+    """Results live in results/<task>/README.md; the README links each and stays short."""
+    readme = (PROJECT_ROOT / "README.md").read_text()
+    assert len(readme.splitlines()) <= 320
+    assert RESULTS_PAGES
+    for page in RESULTS_PAGES:
+        assert f"({page.relative_to(PROJECT_ROOT).as_posix()})" in readme, page
+
+
+# Where this project's machines keep checkouts and runs: no document or source file names them.
+MACHINE_PATHS = re.compile(r"(?<![\w.])/(?:work|root|home|Users|mnt)/")
+
+
+def written_files():
+    for pattern in ("*.md", "*.py", "*.sh", "*.jsonnet", "*.libsonnet", "*.toml", "*.cfg"):
+        for path in PROJECT_ROOT.glob(f"**/{pattern}"):
+            relative = path.relative_to(PROJECT_ROOT).as_posix()
+            if not relative.startswith((".venv", "build/", "dist/", "out/", "runs/", "data/")):
+                yield path
+
+
+def test_no_document_or_source_names_a_path_of_the_machine_it_was_made_on():
+    found = [
+        f"{path.relative_to(PROJECT_ROOT)}:{number}: {line.strip()}"
+        for path in written_files()
+        for number, line in enumerate(path.read_text(errors="replace").splitlines(), 1)
+        if MACHINE_PATHS.search(line)
+    ]
+    assert not found, "\n".join(found)

@@ -2,16 +2,21 @@
 so the encoder runs, is tested and is benchmarked with torch alone.
 
 * ``transitions`` — binary parses <-> tokens + SHIFT/REDUCE transitions <-> trees (pure Python)
-* ``batching`` — the mask rule, the default tree, transition checks shared by both paths
+* ``batching`` — the mask rule, the default tree, transition checks
+* ``batch`` — the prepared batch every runner starts from: checks, order, tape and leaves
 * ``tape`` — the write-once memory of the thin stack, with its own O(rows) backward
 * ``cells`` — buffer projection (eq. 4), TreeLSTM / TreeRNN composition, tracker (eq. 5)
-* ``spinn`` — the thin-stack loop (Algorithm 1) with the paper's variants
-* ``levelwise`` — SPINN-PI-NT composed one tree level at a time
+* ``parts`` — the model's layers as a runner sees them; the composition's extra input
+* ``policies`` — what decides each step's transition: given, greedy, mixed, sampled, soft
+* ``runners`` — thin stack (Algorithm 1), level-wise (PI-NT), soft stack (NSHRDLU Models 3-4)
+* ``options`` — which settings go together, checked in one place
+* ``spinn`` — ``Spinn``: builds the parts from its options, picks a runner and a policy
 * ``child_sum`` — the Child-Sum Tree-LSTM over dependency trees, one tree level at a time
 * ``output`` — ``SpinnOutput`` and the transition modes
 """
 
 from spinn_allennlp.core import transitions
+from spinn_allennlp.core.batch import PreparedBatch, prepare_batch
 from spinn_allennlp.core.cells import (
     BufferProjection,
     Tracker,
@@ -19,24 +24,51 @@ from spinn_allennlp.core.cells import (
     TreeRNNComposition,
 )
 from spinn_allennlp.core.child_sum import ChildSumTreeLSTM, DependencyOutput
-from spinn_allennlp.core.levelwise import levelwise_forward
-from spinn_allennlp.core.output import GIVEN, MIXED, PREDICTED, SpinnOutput
+from spinn_allennlp.core.output import GIVEN, MIXED, PREDICTED, SAMPLED, SOFT, Mode, SpinnOutput
+from spinn_allennlp.core.parts import SpinnParts
+from spinn_allennlp.core.policies import (
+    Choice,
+    Given,
+    Greedy,
+    Mixed,
+    Sampled,
+    SoftStrengths,
+    Step,
+    TransitionPolicy,
+)
+from spinn_allennlp.core.runners import run_levelwise, run_soft_stack, run_thin_stack
 from spinn_allennlp.core.spinn import Spinn
 from spinn_allennlp.core.tape import WriteOnceTape
 
 __all__ = [
     "transitions",
+    "PreparedBatch",
+    "prepare_batch",
     "BufferProjection",
     "Tracker",
     "TreeLSTMComposition",
     "TreeRNNComposition",
     "ChildSumTreeLSTM",
     "DependencyOutput",
-    "levelwise_forward",
     "GIVEN",
     "MIXED",
     "PREDICTED",
+    "SAMPLED",
+    "SOFT",
+    "Mode",
     "SpinnOutput",
+    "SpinnParts",
+    "Choice",
+    "Given",
+    "Greedy",
+    "Mixed",
+    "Sampled",
+    "SoftStrengths",
+    "Step",
+    "TransitionPolicy",
+    "run_levelwise",
+    "run_soft_stack",
+    "run_thin_stack",
     "Spinn",
     "WriteOnceTape",
 ]

@@ -1,18 +1,36 @@
-"""What an encoder pass returns, shared by the thin-stack loop and the level-wise path."""
+"""What an encoder pass returns, whichever runner made it."""
 
 from dataclasses import dataclass, replace
+from enum import Enum
 from typing import List, Optional, Sequence
 
 import torch
 
 from spinn_allennlp.core.transitions import PAD
 
-# Which transitions a pass followed.
-GIVEN = "given"  # the transitions passed in (gold parses, or the balanced default tree)
-PREDICTED = "predicted"  # the model's own parser, restricted to legal moves
-MIXED = "mixed"  # per step, the given transition or (with some probability) its own
-SOFT = "soft"  # a soft stack whose strengths are the parser's probabilities (soft_stack.py)
-MODES = (GIVEN, PREDICTED, MIXED, SOFT)
+
+class Mode(str, Enum):
+    """Which transitions a pass followed (the policy's kind; see ``policies.py``). A ``str``,
+    so ``mode == "given"`` and JSON output work as with plain strings."""
+
+    GIVEN = "given"  # the transitions passed in (gold parses, or the balanced default tree)
+    PREDICTED = "predicted"  # the model's own parser, greedy, restricted to legal moves
+    MIXED = "mixed"  # per step, the given transition or (with some probability) its own
+    SOFT = "soft"  # a soft stack whose strengths are the parser's probabilities
+    SAMPLED = "sampled"  # drawn from the parser's distribution over legal moves
+
+    def __str__(self) -> str:
+        return self.value
+
+
+GIVEN, PREDICTED, MIXED, SOFT, SAMPLED = (
+    Mode.GIVEN,
+    Mode.PREDICTED,
+    Mode.MIXED,
+    Mode.SOFT,
+    Mode.SAMPLED,
+)
+MODES = tuple(Mode)
 
 
 @dataclass
@@ -29,8 +47,8 @@ class SpinnOutput:
     # tree's nodes in post-order: leaves at SHIFTs, constituents at REDUCEs), when asked for.
     node_hidden: Optional[torch.Tensor] = None
     node_states: Optional[torch.Tensor] = None
-    # Which transitions were followed: GIVEN, PREDICTED, MIXED or SOFT (then ``transitions`` is
-    # the discrete tree the soft pass prefers).
+    # Which transitions were followed: GIVEN, PREDICTED, MIXED, SAMPLED or SOFT (then
+    # ``transitions`` is the discrete tree the soft pass prefers).
     mode: str = GIVEN
     # Shape: (B, T). Soft mode: the strength of REDUCE at each step after the legal-move rule
     # (0 after the sentence's end).
@@ -39,6 +57,12 @@ class SpinnOutput:
     # SHIFTs and after the end); shape (B, T, K): the type classifier's logits at every step.
     reduce_types: Optional[torch.Tensor] = None
     reduce_type_logits: Optional[torch.Tensor] = None
+    # Shape: (B, T). A policy that chooses by a distribution over legal moves (sampling):
+    # the log-probability of the transition taken at each step and the entropy of the
+    # distribution it was taken from; 0 where only one move was legal and after the end.
+    # Summed over steps, the log-probability of the whole tree (REINFORCE's score function).
+    action_log_probs: Optional[torch.Tensor] = None
+    action_entropy: Optional[torch.Tensor] = None
 
     def split(self, sizes: Sequence[int]) -> List["SpinnOutput"]:
         """The outputs of consecutive groups of ``sizes`` sentences (e.g. premises, then
@@ -62,6 +86,8 @@ class SpinnOutput:
                     reduce_strengths=_cut(self.reduce_strengths, rows, steps),
                     reduce_types=_cut(self.reduce_types, rows, steps),
                     reduce_type_logits=_cut(self.reduce_type_logits, rows, steps),
+                    action_log_probs=_cut(self.action_log_probs, rows, steps),
+                    action_entropy=_cut(self.action_entropy, rows, steps),
                 )
             )
         return outputs

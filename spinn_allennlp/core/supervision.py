@@ -1,6 +1,8 @@
-"""Training signal for the integrated parser (eq. 7's transition term), what the parser would
-have done (for metrics), and two autograd helpers an encoder uses to train its parser inside any
-model and to notice when nothing does."""
+"""Training signal for the integrated parser (eq. 7's transition term, and REINFORCE's for a
+parser that samples its trees), what the parser would have done (for metrics), and two autograd
+helpers an encoder uses to train its parser inside any model and to notice when nothing does."""
+
+from typing import Optional
 
 import torch
 from torch.nn import functional
@@ -120,3 +122,33 @@ def parser_types(output: SpinnOutput) -> torch.Tensor:
     if output.mode != GIVEN and output.reduce_types is not None:
         return output.reduce_types[:, : output.reduce_type_logits.size(1)]
     return output.reduce_type_logits.argmax(dim=-1)
+
+
+def policy_gradient_loss(
+    log_probs: torch.Tensor,
+    reward: torch.Tensor,
+    baseline: torch.Tensor,
+    entropy: Optional[torch.Tensor] = None,
+    entropy_weight: float = 0.0,
+    normalize: bool = True,
+) -> torch.Tensor:
+    """REINFORCE's surrogate loss for a parser that sampled its trees (latent trees).
+
+    ``log_probs``: (B,) the log-probability of each sampled tree (``SpinnOutput.
+    action_log_probs`` summed over steps, and over both sentences of a pair); ``reward``: (B,)
+    what each tree earned (e.g. minus the task's loss on that example); ``baseline``: (B,) a
+    reward that does not depend on the sampled tree (self-critical: the greedy tree's); the
+    loss's gradient, -mean((reward - baseline) * grad log p(tree)), is then an unbiased
+    estimate of minus the gradient of the expected reward. ``normalize`` divides the advantages
+    by their standard deviation over the batch (variance normalisation, as Havrylov et al.
+    2019; a scale common to the batch, so the direction is still the unbiased one's up to a
+    positive factor). ``entropy``: (B,) the entropy of each tree's choices (summed over steps),
+    whose mean is subtracted with ``entropy_weight`` (a bonus that keeps the parser exploring).
+    """
+    advantage = (reward - baseline).detach()
+    if normalize and advantage.numel() > 1:
+        advantage = advantage / (advantage.std() + 1e-8)
+    loss = -(advantage * log_probs).mean()
+    if entropy is not None and entropy_weight:
+        loss = loss - entropy_weight * entropy.mean()
+    return loss

@@ -8,9 +8,28 @@ every constituent of two children is a REDUCE, in post-order (paper §3.5). A se
 words always has T = 2N - 1 transitions; a one-word sentence is a single SHIFT.
 
 A tree is either a token (``str``) or a pair ``(left, right)`` of trees.
+
+Everything that reads a transition sequence (trees, spans, heads, types, tree strings, checks)
+is one :func:`fold` over it: SHIFT makes a leaf, REDUCE combines the top two items. Bracket F1
+is one count, :class:`BracketCounts`, summed over a corpus or scored per sentence.
 """
 
-from typing import List, Optional, Sequence, Tuple, Union
+from collections import Counter
+from dataclasses import astuple, dataclass
+from typing import (
+    Callable,
+    ClassVar,
+    Generic,
+    Hashable,
+    Iterable,
+    List,
+    Optional,
+    Sequence,
+    Set,
+    Tuple,
+    TypeVar,
+    Union,
+)
 
 SHIFT = 0
 REDUCE = 1
@@ -18,6 +37,10 @@ REDUCE = 1
 PAD = -1
 
 Tree = Union[str, Tuple["Tree", "Tree"]]
+# The words ``(first, last + 1)`` a constituent covers.
+Span = Tuple[int, int]
+Item = TypeVar("Item")
+Counts = TypeVar("Counts", bound="BracketCounts")
 
 
 class MalformedParseError(ValueError):
@@ -92,31 +115,79 @@ def parse_to_transitions(binary_parse: str) -> Tuple[List[str], List[int]]:
     return tree_to_transitions(parse_tree(binary_parse))
 
 
+@dataclass
+class Folded(Generic[Item]):
+    """What :func:`fold` leaves."""
+
+    # The items left on the stack, bottom first: one, the root, for one tree.
+    stack: List[Item]
+    # Per step, the item it pushed; None for a PAD step (and a skipped invalid one).
+    pushed: List[Optional[Item]]
+    # The number of SHIFTs done.
+    words: int
+
+
+def fold(
+    transitions: Iterable[int],
+    leaf: Callable[[int, int], Item],
+    node: Callable[[Item, Item, int], Item],
+    num_tokens: Optional[int] = None,
+    skip_invalid: bool = False,
+    allow_pad: bool = True,
+) -> Folded[Item]:
+    """Runs the shift-reduce stack over ``transitions``, building an item per step: a SHIFT
+    pushes ``leaf(word, step)`` (``word`` counts the SHIFTs so far, from 0), a REDUCE pops the
+    top two items and pushes ``node(left, right, step)``. Every tree, span, head, type and
+    tree string of a transition sequence is such a fold. Iterative: a 1,000-word
+    right-branching tree is no deeper for it than a balanced one.
+
+    A PAD step does nothing. An invalid step — a REDUCE with fewer than two items on the stack,
+    a SHIFT after ``num_tokens`` words (when given), any other value than SHIFT, REDUCE and PAD,
+    or PAD itself unless ``allow_pad`` — raises :class:`InvalidTransitionsError`, or with
+    ``skip_invalid`` does nothing, as PAD. The result says what is left on the stack: whether
+    that is one tree is the caller's question (see :func:`check_transitions`).
+    """
+    stack: List[Item] = []
+    pushed: List[Optional[Item]] = []
+    words = 0
+    buffer = float("inf") if num_tokens is None else num_tokens
+    for step, transition in enumerate(transitions):
+        if transition == SHIFT and words < buffer:
+            item = leaf(words, step)
+            words += 1
+        elif transition == REDUCE and len(stack) >= 2:
+            right = stack.pop()
+            item = node(stack.pop(), right, step)
+        elif (transition == PAD and allow_pad) or skip_invalid:
+            pushed.append(None)
+            continue
+        else:
+            raise InvalidTransitionsError(_invalid_step(step, transition, len(stack), num_tokens))
+        stack.append(item)
+        pushed.append(item)
+    return Folded(stack, pushed, words)
+
+
+def _invalid_step(step: int, transition: int, depth: int, num_tokens: Optional[int]) -> str:
+    if transition == SHIFT:
+        return f"SHIFT at step {step} with an empty buffer ({num_tokens} tokens)"
+    if transition == REDUCE:
+        return f"REDUCE at step {step} with {depth} item(s) on the stack"
+    return f"unknown transition {transition!r} at step {step}"
+
+
 def check_transitions(transitions: Sequence[int], num_tokens: Optional[int] = None) -> None:
     """Raises :class:`InvalidTransitionsError` unless ``transitions`` build one binary tree
-    (over exactly ``num_tokens`` words, when given)."""
-    depth = 0
-    shifts = 0
-    for step, transition in enumerate(transitions):
-        if transition == SHIFT:
-            depth += 1
-            shifts += 1
-            if num_tokens is not None and shifts > num_tokens:
-                raise InvalidTransitionsError(
-                    f"SHIFT at step {step} with an empty buffer ({num_tokens} tokens)"
-                )
-        elif transition == REDUCE:
-            if depth < 2:
-                raise InvalidTransitionsError(
-                    f"REDUCE at step {step} with {depth} item(s) on the stack"
-                )
-            depth -= 1
-        else:
-            raise InvalidTransitionsError(f"unknown transition {transition!r} at step {step}")
-    if depth != 1:
-        raise InvalidTransitionsError(f"{depth} items left on the stack, expected 1")
-    if num_tokens is not None and shifts != num_tokens:
-        raise InvalidTransitionsError(f"{shifts} SHIFTs for {num_tokens} tokens")
+    (over exactly ``num_tokens`` words, when given). PAD steps are invalid here."""
+    folded = fold(transitions, _nothing, _nothing, num_tokens=num_tokens, allow_pad=False)
+    if len(folded.stack) != 1:
+        raise InvalidTransitionsError(f"{len(folded.stack)} items left on the stack, expected 1")
+    if num_tokens is not None and folded.words != num_tokens:
+        raise InvalidTransitionsError(f"{folded.words} SHIFTs for {num_tokens} tokens")
+
+
+def _nothing(*_: object) -> None:
+    return None
 
 
 def is_valid(transitions: Sequence[int], num_tokens: Optional[int] = None) -> bool:
@@ -130,16 +201,11 @@ def is_valid(transitions: Sequence[int], num_tokens: Optional[int] = None) -> bo
 def transitions_to_tree(tokens: Sequence[str], transitions: Sequence[int]) -> Tree:
     """Runs the shift-reduce parser symbolically; the inverse of :func:`tree_to_transitions`."""
     check_transitions(transitions, len(tokens))
-    stack: List[Tree] = []
-    buffer = iter(tokens)
-    for transition in transitions:
-        if transition == SHIFT:
-            stack.append(next(buffer))
-        else:
-            right = stack.pop()
-            left = stack.pop()
-            stack.append((left, right))
-    return stack[0]
+    return fold(transitions, lambda word, _: tokens[word], _pair).stack[0]
+
+
+def _pair(left: Tree, right: Tree, _: int) -> Tree:
+    return (left, right)
 
 
 def tree_to_string(tree: Tree) -> str:
@@ -196,18 +262,16 @@ def crop_tree_left(tree: Tree, max_tokens: int) -> Tree:
     drop = len(tokens) - max_tokens
     if drop <= 0:
         return tree
-    # Shift-reduce over the words with the first `drop` of them absent (None); iterative, so
-    # deep trees are no problem.
-    stack: List[Optional[Tree]] = []
-    words = iter(enumerate(tokens))
-    for transition in transitions:
-        if transition == SHIFT:
-            position, token = next(words)
-            stack.append(token if position >= drop else None)
-        else:
-            right, left = stack.pop(), stack.pop()
-            stack.append(right if left is None else left if right is None else (left, right))
-    cropped = stack[0]
+
+    # The tree again with the first `drop` words absent (None): a node that lost a child is its
+    # other child.
+    def word(position: int, _: int) -> Optional[Tree]:
+        return tokens[position] if position >= drop else None
+
+    def join(left: Optional[Tree], right: Optional[Tree], _: int) -> Optional[Tree]:
+        return right if left is None else left if right is None else (left, right)
+
+    cropped = fold(transitions, word, join).stack[0]
     assert cropped is not None  # max_tokens >= 1: at least one word is kept
     return cropped
 
@@ -241,59 +305,132 @@ def crop_pad_left(
     return padded_tokens, padded_transitions
 
 
-def node_spans(transitions: Sequence[int]) -> List[Tuple[int, int]]:
+def step_spans(transitions: Sequence[int], skip_invalid: bool = False) -> List[Optional[Span]]:
+    """The words ``(first, last + 1)`` of the node each step pushes: a SHIFT's word, a REDUCE's
+    whole constituent; None for PAD steps (and, with ``skip_invalid``, invalid ones: see
+    :func:`fold`)."""
+    return fold(transitions, _word_span, _join_spans, skip_invalid=skip_invalid).pushed
+
+
+def _word_span(word: int, _: int) -> Span:
+    return (word, word + 1)
+
+
+def _join_spans(left: Span, right: Span, _: int) -> Span:
+    return (left[0], right[1])
+
+
+def node_spans(transitions: Sequence[int]) -> List[Span]:
     """(first word, last word) of the node each step pushes: a SHIFT's word, a REDUCE's whole
     constituent; ``(-1, -1)`` for PAD steps. Two trees over the same words share a constituent
     where their spans are equal."""
-    spans: List[Tuple[int, int]] = []
-    stack: List[Tuple[int, int]] = []
-    word = 0
-    for transition in transitions:
-        if transition == SHIFT:
-            stack.append((word, word))
-            word += 1
-        elif transition == REDUCE:
-            right, left = stack.pop(), stack.pop()
-            stack.append((left[0], right[1]))
-        else:
-            spans.append((-1, -1))
-            continue
-        spans.append(stack[-1])
-    return spans
+    return [
+        (-1, -1) if span is None else (span[0], span[1] - 1) for span in step_spans(transitions)
+    ]
 
 
-def constituent_spans(transitions: Sequence[int]) -> List[Tuple[int, int]]:
+def constituent_spans(transitions: Sequence[int]) -> List[Span]:
     """The word spans ``(first, last + 1)`` of the constituents the transitions build, in
     post-order, the whole sentence's included (words are not constituents). PAD steps are
     ignored; so is a REDUCE with fewer than two items on the stack (an invalid sequence gives
     the spans of what it did build)."""
-    stack: List[Tuple[int, int]] = []
-    spans: List[Tuple[int, int]] = []
-    words = 0
-    for transition in transitions:
-        if transition == SHIFT:
-            stack.append((words, words + 1))
-            words += 1
-        elif transition == REDUCE and len(stack) >= 2:
-            right = stack.pop()
-            left = stack.pop()
-            stack.append((left[0], right[1]))
-            spans.append(stack[-1])
-    return spans
+    spans = step_spans(transitions, skip_invalid=True)
+    return [span for t, span in zip(transitions, spans) if t == REDUCE and span is not None]
+
+
+def brackets(
+    transitions: Sequence[int],
+    types: Optional[Sequence[int]] = None,
+    num_words: Optional[int] = None,
+) -> Set[Hashable]:
+    """The brackets bracket F1 counts: the spans ``(first, last + 1)`` of the constituents
+    :func:`constituent_spans` finds, less the whole sentence ``(0, num_words)`` (every tree
+    has it; ``num_words`` defaults to the number of SHIFTs). With ``types`` (typed REDUCE: each
+    step's type, read at REDUCEs), ``(span, type)`` pairs: labeled brackets."""
+    whole = (0, sum(1 for t in transitions if t == SHIFT) if num_words is None else num_words)
+    spans = step_spans(transitions, skip_invalid=True)
+    labels = types if types is not None else [None] * len(transitions)
+    return {
+        span if types is None else (span, label)
+        for t, span, label in zip(transitions, spans, labels)
+        if t == REDUCE and span is not None and span != whole
+    }
+
+
+@dataclass
+class BracketCounts:
+    """Brackets matched, in gold and predicted, for one sentence (:func:`bracket_counts`) or a
+    corpus (their sum, ``+``): corpus-level (micro-averaged) precision, recall and F1 come from
+    the summed counts, sentence-level F1 from each sentence's own.
+
+    With no bracket on either side F1 is ``EMPTY`` (0 here; a subclass may follow EVALB, which
+    scores it 1: nothing missed, nothing wrong); with none predicted precision is 0 (or
+    ``EMPTY``, when gold has none either), and likewise recall.
+    """
+
+    EMPTY: ClassVar[float] = 0.0
+
+    matched: int = 0
+    gold: int = 0
+    predicted: int = 0
+
+    def __add__(self: Counts, other: Counts) -> Counts:
+        return type(self)(*(a + b for a, b in zip(astuple(self), astuple(other))))
+
+    @property
+    def precision(self) -> float:
+        if not self.predicted:
+            return 0.0 if self.gold else self.EMPTY
+        return self.matched / self.predicted
+
+    @property
+    def recall(self) -> float:
+        if not self.gold:
+            return 0.0 if self.predicted else self.EMPTY
+        return self.matched / self.gold
+
+    @property
+    def f1(self) -> float:
+        """The harmonic mean of precision and recall, ``2 matched / (gold + predicted)``."""
+        if not self.gold and not self.predicted:
+            return self.EMPTY
+        return 2 * self.matched / (self.gold + self.predicted)
+
+
+def bracket_counts(predicted: Iterable[Hashable], gold: Iterable[Hashable]) -> BracketCounts:
+    """Counts of two collections of brackets (spans, labeled spans, ...), matched as multisets:
+    each gold bracket matches at most one equal predicted bracket (for sets, the
+    intersection)."""
+    if isinstance(predicted, (set, frozenset)) and isinstance(gold, (set, frozenset)):
+        return BracketCounts(len(predicted & gold), len(gold), len(predicted))  # sets: faster
+    predicted_counts, gold_counts = Counter(predicted), Counter(gold)
+    return BracketCounts(
+        matched=sum((predicted_counts & gold_counts).values()),
+        gold=sum(gold_counts.values()),
+        predicted=sum(predicted_counts.values()),
+    )
+
+
+def tree_bracket_counts(
+    predicted: Sequence[int],
+    gold: Sequence[int],
+    predicted_types: Optional[Sequence[int]] = None,
+    gold_types: Optional[Sequence[int]] = None,
+) -> BracketCounts:
+    """:func:`bracket_counts` of the :func:`brackets` of two transition sequences over the
+    same words (the whole sentence is the gold one's), labeled with both ``*_types``."""
+    num_words = sum(1 for t in gold if t == SHIFT)
+    return bracket_counts(
+        brackets(predicted, predicted_types, num_words), brackets(gold, gold_types, num_words)
+    )
 
 
 def bracket_f1(predicted: Sequence[int], gold: Sequence[int]) -> Optional[float]:
     """Unlabeled bracket F1 of the tree ``predicted`` builds against the tree ``gold`` builds,
     over constituents of two or more words other than the whole sentence (which every tree
     has); None when the gold tree has no such constituent (fewer than three words)."""
-    num_words = sum(1 for t in gold if t == SHIFT)
-    whole = (0, num_words)
-    gold_spans = {s for s in constituent_spans(gold) if s != whole}
-    if not gold_spans:
-        return None
-    predicted_spans = {s for s in constituent_spans(predicted) if s != whole}
-    common = len(gold_spans & predicted_spans)
-    return 2.0 * common / (len(gold_spans) + len(predicted_spans)) if common else 0.0
+    counts = tree_bracket_counts(predicted, gold)
+    return counts.f1 if counts.gold else None
 
 
 def labeled_bracket_f1(
@@ -304,17 +441,5 @@ def labeled_bracket_f1(
 ) -> Optional[float]:
     """:func:`bracket_f1` where a constituent counts only with the right type too (typed
     REDUCE): ``*_types`` give each step's type (read at REDUCEs)."""
-    num_words = sum(1 for t in gold if t == SHIFT)
-    whole = (0, num_words)
-
-    def labeled(transitions: Sequence[int], types: Sequence[int]) -> set:
-        reduce_types = [k for t, k in zip(transitions, types) if t == REDUCE]
-        spans = constituent_spans(transitions)
-        return {(s, k) for s, k in zip(spans, reduce_types) if s != whole}
-
-    gold_spans = labeled(gold, gold_types)
-    if not gold_spans:
-        return None
-    predicted_spans = labeled(predicted, predicted_types)
-    common = len(gold_spans & predicted_spans)
-    return 2.0 * common / (len(gold_spans) + len(predicted_spans)) if common else 0.0
+    counts = tree_bracket_counts(predicted, gold, predicted_types, gold_types)
+    return counts.f1 if counts.gold else None

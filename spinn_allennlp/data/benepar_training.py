@@ -14,7 +14,8 @@ single-file format that ``benepar.Parser(path)`` and spaCy's
 calls ``load_state_dict`` on a freshly built float32 model, and ``load_state_dict`` copies with
 a dtype cast, so the loaded parser runs in float32 either way.
 
-The module is deliberately free of AllenNLP imports (only benepar, nltk, numpy and torch).
+The module is deliberately free of AllenNLP imports (only benepar, nltk, numpy, torch and the
+pure-Python bracket counts of ``spinn_allennlp.core.transitions``).
 
 Scoring (:func:`score_trees`) follows EVALB's ``COLLINS.prm`` conventions, reimplemented here:
 
@@ -31,7 +32,8 @@ Scoring (:func:`score_trees`) follows EVALB's ``COLLINS.prm`` conventions, reimp
   ``-`` are kept whole);
 * ``ADVP`` and ``PRT`` count as the same label;
 * brackets are matched as multisets: each gold bracket matches at most one predicted bracket
-  (so unary chains with repeated labels such as ``(NP (NP ...))`` count n-versus-m as in EVALB);
+  (so unary chains with repeated labels such as ``(NP (NP ...))`` count n-versus-m as in EVALB),
+  by ``core.transitions.bracket_counts``, the project's one bracket count;
 * precision/recall/F1 are micro-averaged over the corpus (sum of matches over sum of brackets);
   they are fractions in [0, 1], not percentages.
 """
@@ -47,7 +49,7 @@ import math
 import time
 from collections import Counter
 from pathlib import Path
-from typing import Callable, Dict, Iterable, List, Optional, Sequence, Tuple, Union
+from typing import Callable, ClassVar, Dict, Iterable, List, Optional, Sequence, Tuple, Union
 
 import nltk
 import numpy as np
@@ -55,6 +57,8 @@ import torch
 from benepar import char_lstm, decode_chart, nkutil, parse_chart
 from benepar.parse_base import BaseInputExample
 from benepar.ptb_unescape import guess_space_after, ptb_unescape
+
+from spinn_allennlp.core.transitions import BracketCounts, bracket_counts
 
 PARSE_FIELDS = ("sentence1_parse", "sentence2_parse")
 
@@ -358,31 +362,17 @@ def labeled_brackets(tree: nltk.Tree, keep: Optional[Sequence[bool]] = None) -> 
 
 
 @dataclasses.dataclass
-class BracketScore:
-    matched: int = 0
-    gold: int = 0
-    predicted: int = 0
+class BracketScore(BracketCounts):
+    """Labeled bracket counts (precision, recall and F1 as every bracket F1 of the project,
+    with EVALB's score of 1 for a sentence without brackets on either side), plus exact
+    matches and tag accuracy."""
+
+    EMPTY: ClassVar[float] = 1.0
+
     sentences: int = 0
     exact: int = 0  # sentences whose bracket multisets are identical
     tags_correct: int = 0  # over non-deleted words
     tags_total: int = 0
-
-    @property
-    def precision(self) -> float:
-        if self.predicted == 0:
-            return 1.0 if self.gold == 0 else 0.0
-        return self.matched / self.predicted
-
-    @property
-    def recall(self) -> float:
-        if self.gold == 0:
-            return 1.0 if self.predicted == 0 else 0.0
-        return self.matched / self.gold
-
-    @property
-    def f1(self) -> float:
-        p, r = self.precision, self.recall
-        return 0.0 if p + r == 0 else 2 * p * r / (p + r)
 
     @property
     def exact_match(self) -> float:
@@ -391,11 +381,6 @@ class BracketScore:
     @property
     def tag_accuracy(self) -> float:
         return self.tags_correct / self.tags_total if self.tags_total else 0.0
-
-    def add(self, other: "BracketScore") -> "BracketScore":
-        return BracketScore(
-            *(a + b for a, b in zip(dataclasses.astuple(self), dataclasses.astuple(other)))
-        )
 
     def as_dict(self) -> Dict[str, float]:
         return {
@@ -422,14 +407,13 @@ def score_tree(gold: nltk.Tree, predicted: nltk.Tree) -> BracketScore:
     keep = [tag not in DELETED_TAGS for _, tag in gold_pos]
     gold_brackets = labeled_brackets(gold, keep)
     predicted_brackets = labeled_brackets(predicted, keep)
-    matched = sum((gold_brackets & predicted_brackets).values())
-    n_gold, n_predicted = sum(gold_brackets.values()), sum(predicted_brackets.values())
+    counts = bracket_counts(predicted_brackets, gold_brackets)
     tags_total = sum(keep)
     tags_correct = sum(k and g == p for k, (_, g), (_, p) in zip(keep, gold_pos, predicted_pos))
     return BracketScore(
-        matched=matched,
-        gold=n_gold,
-        predicted=n_predicted,
+        matched=counts.matched,
+        gold=counts.gold,
+        predicted=counts.predicted,
         sentences=1,
         exact=int(gold_brackets == predicted_brackets),
         tags_correct=tags_correct,
@@ -443,7 +427,7 @@ def score_trees(gold: Sequence[nltk.Tree], predicted: Sequence[nltk.Tree]) -> Br
         raise ValueError(f"{len(gold)} gold trees but {len(predicted)} predicted trees")
     total = BracketScore()
     for g, p in zip(gold, predicted):
-        total = total.add(score_tree(g, p))
+        total += score_tree(g, p)
     return total
 
 

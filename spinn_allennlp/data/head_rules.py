@@ -37,7 +37,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Dict, List, Optional, Sequence, Tuple, Union
 
-from spinn_allennlp.core.transitions import REDUCE, SHIFT, check_transitions
+from spinn_allennlp.core.transitions import check_transitions, fold
 
 ROOT = -1
 LEXICON_PATH = Path(__file__).parent / "resources" / "pos_lexicon.tsv"
@@ -211,23 +211,22 @@ class HeadRules:
         check_transitions(transitions, len(tokens))
         heads = [ROOT] * len(tokens)
         projections = [0] * len(tokens)
-        stack: List[Tuple[Constituent, int]] = []  # (constituent, step that pushed it)
         classes = self.lexicon.word_classes(tokens)
-        word = 0
-        for step, transition in enumerate(transitions):
-            if transition == SHIFT:
-                stack.append((Constituent(word, classes[word], True, tokens[word]), step))
-                word += 1
-            elif transition == REDUCE:
-                (right, right_step), (left, left_step) = stack.pop(), stack.pop()
-                side, category = self.choose_head(left, right)
-                head, (dependent, dependent_step) = (
-                    (left, (right, right_step)) if side == 0 else (right, (left, left_step))
-                )
-                heads[dependent.head] = head.head
-                projections[dependent.head] = dependent_step
-                stack.append((Constituent(head.head, category, False, head.head_word), step))
-        if stack:
-            root, root_step = stack[0]
-            projections[root.head] = root_step
+
+        # Items: (constituent, step that pushed it). Joining two makes the non-head child's
+        # head word a dependent of the head child's, whose maximal projection ends there.
+        def word(position: int, step: int) -> Tuple[Constituent, int]:
+            return Constituent(position, classes[position], True, tokens[position]), step
+
+        def join(
+            left: Tuple[Constituent, int], right: Tuple[Constituent, int], step: int
+        ) -> Tuple[Constituent, int]:
+            side, category = self.choose_head(left[0], right[0])
+            (head, _), (dependent, dependent_step) = (left, right) if side == 0 else (right, left)
+            heads[dependent.head] = head.head
+            projections[dependent.head] = dependent_step
+            return Constituent(head.head, category, False, head.head_word), step
+
+        root, root_step = fold(transitions, word, join).stack[0]
+        projections[root.head] = root_step
         return DependencyTree(heads, projections)

@@ -19,34 +19,22 @@ Besides brackets: the exact-tree rate (the whole tree equals gold), the valid-tr
 the transition accuracy (the share of the ``2N - 1`` SHIFT/REDUCE steps equal to gold's,
 position by position: the SPINN paper's parse measure, 92.4 % on SNLI test).
 
-Pure Python.
+Pure Python; the brackets and their counts are :mod:`spinn_allennlp.core.transitions`'
+(``brackets``, ``BracketCounts``), as for every bracket F1 in the project.
 """
 
 from dataclasses import dataclass, field
-from typing import Dict, List, Optional, Sequence, Set, Tuple
+from typing import Dict, List, Optional, Sequence
 
-from spinn_allennlp.core.transitions import SHIFT, is_valid
+from spinn_allennlp.core.transitions import (
+    SHIFT,
+    BracketCounts,
+    bracket_counts,
+    brackets,
+    is_valid,
+)
 
-Span = Tuple[int, int]
-
-
-def brackets(transitions: Sequence[int]) -> Set[Span]:
-    """The spans ``(start, end)`` of a binary tree's two-child nodes, the whole sentence left
-    out. ``transitions`` must be valid."""
-    stack: List[Span] = []
-    spans: Set[Span] = set()
-    position = 0
-    for transition in transitions:
-        if transition == SHIFT:
-            stack.append((position, position + 1))
-            position += 1
-        else:
-            right = stack.pop()
-            left = stack.pop()
-            stack.append((left[0], right[1]))
-            spans.add(stack[-1])
-    spans.discard((0, position))
-    return spans
+__all__ = ["ParseQuality", "brackets"]
 
 
 @dataclass
@@ -60,41 +48,32 @@ class ParseQuality:
     sentences: int = 0
     valid: int = 0
     exact: int = 0
-    matched: int = 0
-    gold_brackets: int = 0
-    predicted_brackets: int = 0
+    bracket_totals: BracketCounts = field(default_factory=BracketCounts)
     steps: int = 0
     steps_correct: int = 0
     sentence_f1: List[float] = field(default_factory=list)
 
     def add(self, gold: Sequence[int], predicted: Optional[Sequence[int]]) -> None:
         num_words = sum(1 for t in gold if t == SHIFT)
-        gold_spans = brackets(gold)
         self.sentences += 1
         self.steps += len(gold)
-        self.gold_brackets += len(gold_spans)
         if predicted is None or not is_valid(predicted, num_words):
-            if gold_spans:
-                self.sentence_f1.append(0.0)
-            return
-        predicted = list(predicted)
-        predicted_spans = brackets(predicted)
-        matched = len(gold_spans & predicted_spans)
-        self.valid += 1
-        self.exact += int(predicted == list(gold))
-        self.matched += matched
-        self.predicted_brackets += len(predicted_spans)
-        self.steps_correct += sum(int(p == g) for p, g in zip(predicted, gold))
-        if gold_spans:
-            self.sentence_f1.append(_f1(matched, len(predicted_spans), len(gold_spans)))
+            counts = bracket_counts([], brackets(gold))  # its gold brackets count against recall
+        else:
+            predicted = list(predicted)
+            counts = bracket_counts(brackets(predicted), brackets(gold))
+            self.valid += 1
+            self.exact += int(predicted == list(gold))
+            self.steps_correct += sum(int(p == g) for p, g in zip(predicted, gold))
+        self.bracket_totals += counts
+        if counts.gold:
+            self.sentence_f1.append(counts.f1)
 
     def as_dict(self) -> Dict[str, float]:
-        precision = self.matched / self.predicted_brackets if self.predicted_brackets else 0.0
-        recall = self.matched / self.gold_brackets if self.gold_brackets else 0.0
         return {
-            "bracket_f1": _f1(self.matched, self.predicted_brackets, self.gold_brackets),
-            "bracket_precision": precision,
-            "bracket_recall": recall,
+            "bracket_f1": self.bracket_totals.f1,
+            "bracket_precision": self.bracket_totals.precision,
+            "bracket_recall": self.bracket_totals.recall,
             "sentence_mean_f1": (
                 sum(self.sentence_f1) / len(self.sentence_f1) if self.sentence_f1 else 0.0
             ),
@@ -104,11 +83,7 @@ class ParseQuality:
             "sentences": self.sentences,
             "valid": self.valid,
             "exact": self.exact,
-            "matched_brackets": self.matched,
-            "gold_brackets": self.gold_brackets,
-            "predicted_brackets": self.predicted_brackets,
+            "matched_brackets": self.bracket_totals.matched,
+            "gold_brackets": self.bracket_totals.gold,
+            "predicted_brackets": self.bracket_totals.predicted,
         }
-
-
-def _f1(matched: int, predicted: int, gold: int) -> float:
-    return 2 * matched / (predicted + gold) if predicted + gold else 0.0

@@ -10,7 +10,7 @@ constituent that contains it. Function tags are dropped (NP-SBJ -> NP).
 
 from typing import Dict, List, Optional, Sequence, Tuple
 
-from spinn_allennlp.core.transitions import REDUCE, SHIFT
+from spinn_allennlp.core.transitions import REDUCE, step_spans
 from spinn_allennlp.data.labeled_trees import MalformedTreeError
 
 # (first word, last word + 1, label)
@@ -81,22 +81,12 @@ def reduce_labels(spans: Sequence[Span], transitions: Sequence[int]) -> List[Opt
     for first, end, label in spans:  # inner first: the outermost label of a span wins
         if label != "ROOT" or (first, end) not in exact:
             exact[(first, end)] = base_label(label)
-    labels: List[Optional[str]] = []
-    stack: List[Tuple[int, int]] = []
-    words = 0
-    for transition in transitions:
-        if transition == SHIFT:
-            stack.append((words, words + 1))
-            words += 1
-            labels.append(None)
-        elif transition == REDUCE:
-            right, left = stack.pop(), stack.pop()
-            span = (left[0], right[1])
-            stack.append(span)
-            labels.append(exact.get(span) or _smallest_containing(spans, span))
-        else:
-            labels.append(None)
-    return labels
+    return [
+        exact.get(span) or _smallest_containing(spans, span)
+        if transition == REDUCE and span is not None
+        else None
+        for transition, span in zip(transitions, step_spans(transitions))
+    ]
 
 
 def _smallest_containing(spans: Sequence[Span], span: Tuple[int, int]) -> str:

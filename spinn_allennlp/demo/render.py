@@ -25,11 +25,14 @@ MAX_LEVEL_GAP = 22
 MIN_LEVEL_GAP = 6
 TARGET_TREE_HEIGHT = 220  # deep trees are squeezed towards this height, not below MIN_LEVEL_GAP
 
-# What `*_transitions_source` values mean, for the captions.
+# What `*_transitions_source` values mean, for the captions: the vocabulary of
+# `spinn_allennlp.modules.tree_encoder` (kept here as text, the renderer importing nothing but
+# the standard library; a test checks that every value it can take has a caption).
 SOURCE_DESCRIPTIONS = {
     "gold": "the corpus's binary parse",
     "predicted": "the model's own parser",
     "mixed": "the model's parser and given transitions",
+    "soft": "the model's soft stack (the tree its parser prefers)",
     "balanced default tree": "the encoder's balanced default tree (no parser, no tree source)",
     "balanced": "tree source: balanced",
     "left_branching": "tree source: left-branching",

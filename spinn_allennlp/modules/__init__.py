@@ -6,6 +6,7 @@ implementation."""
 
 from spinn_allennlp.modules.child_sum_encoder import ChildSumTreeLSTMEncoder
 from spinn_allennlp.modules.dependency_tree_encoder import DependencyTreeEncoder
+from spinn_allennlp.modules.policy_gradient import PolicyGradient
 from spinn_allennlp.modules.spinn_encoder import SpinnEncoder
 from spinn_allennlp.modules.tree_encoder import TreeEncoder
 from spinn_allennlp.modules.tree_node_encoder import (
@@ -17,6 +18,7 @@ from spinn_allennlp.modules.tree_node_encoder import (
 __all__ = [
     "ChildSumTreeLSTMEncoder",
     "DependencyTreeEncoder",
+    "PolicyGradient",
     "SpinnEncoder",
     "TreeEncoder",
     "SpinnTreeNodeEncoder",

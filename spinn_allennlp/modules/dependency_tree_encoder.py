@@ -13,7 +13,8 @@ class DependencyTreeEncoder(Seq2VecEncoder):
 
     `forward(inputs, mask, heads=None)` returns the sentence vector (the root word's node) like
     any `Seq2VecEncoder`; `encode` returns a `DependencyOutput` with, on request, every word's
-    node state. Models test for this interface (and pass `heads`), not for a concrete class.
+    node state. Models reach it through `modules.tree_encoder.encode` (which passes `heads`),
+    never by testing for a class.
 
     `heads`: shape (batch_size, num_tokens), the position of each word's head in its sentence,
     -1 for the root (and at padding); `mask`: (batch_size, num_tokens), real tokens first.

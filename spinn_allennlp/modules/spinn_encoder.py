@@ -4,7 +4,15 @@ from typing import Optional
 import torch
 from allennlp.modules.seq2vec_encoders import Seq2VecEncoder
 
-from spinn_allennlp.core.output import GIVEN, MIXED, PREDICTED, SOFT, SpinnOutput
+from spinn_allennlp.core.options import check_options
+from spinn_allennlp.core.output import SpinnOutput
+from spinn_allennlp.core.policies import (
+    Given,
+    Greedy,
+    Mixed,
+    SoftStrengths,
+    TransitionPolicy,
+)
 from spinn_allennlp.core.spinn import Spinn
 from spinn_allennlp.core.supervision import GradientProbe, attach_loss, transition_loss
 from spinn_allennlp.modules.input_checks import word_mask
@@ -124,14 +132,20 @@ class SpinnEncoder(TreeEncoder):
         summary_dim: int = 0,
     ) -> None:
         super().__init__()
-        if transition_loss_weight and not predict_transitions:
-            raise ValueError("transition_loss_weight needs predict_transitions=true (a parser)")
-        if not 0.0 <= self_transition_prob <= 1.0:
-            raise ValueError("self_transition_prob must be in [0, 1]")
-        if self_transition_prob > 0 and not predict_transitions:
-            raise ValueError("self_transition_prob needs predict_transitions=true")
-        if soft_stack and not predict_transitions:
-            raise ValueError("soft_stack needs predict_transitions=true")
+        check_options(
+            input_dim,
+            hidden_dim,
+            tracking_dim=tracking_dim,
+            predict_transitions=predict_transitions,
+            composition=composition,
+            projection_dropout=projection_dropout,
+            projection_batch_norm=projection_batch_norm,
+            reduce_types=reduce_types,
+            summary_dim=summary_dim,
+            self_transition_prob=self_transition_prob,
+            soft_stack=soft_stack,
+            transition_loss_weight=transition_loss_weight,
+        )
         self.spinn = Spinn(
             input_dim=input_dim,
             hidden_dim=hidden_dim,
@@ -141,7 +155,7 @@ class SpinnEncoder(TreeEncoder):
             projection_dropout=projection_dropout,
             projection_batch_norm=projection_batch_norm,
             levelwise=levelwise,
-            reduce_types=reduce_types,
+            num_reduce_types=reduce_types,
             type_dim=type_dim,
             summary_dim=summary_dim,
         )
@@ -157,15 +171,11 @@ class SpinnEncoder(TreeEncoder):
 
     @property
     def has_parser(self) -> bool:
-        return self.spinn.predict_transitions
+        return self.spinn.has_parser
 
     @property
     def num_reduce_types(self) -> int:
-        return self.spinn.reduce_types
-
-    @property
-    def predict_transitions(self) -> bool:
-        return self.spinn.predict_transitions
+        return self.spinn.num_reduce_types
 
     def get_input_dim(self) -> int:
         return self.spinn.input_dim
@@ -173,17 +183,22 @@ class SpinnEncoder(TreeEncoder):
     def get_output_dim(self) -> int:
         return self.spinn.hidden_dim
 
-    def transition_mode(self, has_transitions: bool) -> str:
-        """Which transitions `encode` follows, given whether gold ones were passed."""
-        if not self.predict_transitions:
-            return GIVEN  # gold, or the balanced default tree
+    def policy(self, has_transitions: bool) -> TransitionPolicy:
+        """The transition policy `encode` follows, given whether gold transitions were passed
+        and whether the encoder is training (see the table in docs/design.md)."""
+        if not self.has_parser:
+            return Given()  # gold, or the balanced default tree
         if self.soft_stack:
-            return SOFT if self.training or self.soft_at_test_time else PREDICTED
+            return SoftStrengths() if self.training or self.soft_at_test_time else Greedy()
         if not has_transitions:
-            return PREDICTED
+            return Greedy()
         if self.training:
-            return MIXED if self.self_transition_prob > 0 else GIVEN
-        return PREDICTED if self.parse_at_test_time else GIVEN
+            return Mixed(self.self_transition_prob) if self.self_transition_prob > 0 else Given()
+        return Greedy() if self.parse_at_test_time else Given()
+
+    def transition_mode(self, has_transitions: bool) -> str:
+        """The mode of :meth:`policy`: "given", "predicted", "mixed" or "soft"."""
+        return self.policy(has_transitions).mode
 
     def encode(
         self,
@@ -192,17 +207,22 @@ class SpinnEncoder(TreeEncoder):
         transitions: Optional[torch.Tensor] = None,
         return_nodes: bool = False,
         reduce_types: Optional[torch.Tensor] = None,
+        policy: Optional[TransitionPolicy] = None,
     ) -> SpinnOutput:
         """The whole `SpinnOutput` of a pass: the sentence vectors, the transitions followed,
         the parser's logits (with a parser) and, with `return_nodes`, every node's state.
-        Training the parser is the caller's job here (see `transition_loss_weight`)."""
+        `policy` overrides the encoder's own choice of transitions (`core/policies.py`), e.g.
+        `Sampled()` while a latent parser trains by REINFORCE. Training the parser is the
+        caller's job here (see `transition_loss_weight`)."""
         mask = word_mask(self, inputs, mask)
         transitions = given_trees(transitions)
         if transitions is not None and not self.has_parser:
             # Sentences without a tree in a batch with trees: the balanced default tree.
             transitions = with_default_trees(transitions, mask)
+        if policy is None:
+            policy = self.policy(transitions is not None)
         missing = None
-        if transitions is not None and self.transition_mode(True) in (GIVEN, MIXED):
+        if transitions is not None and (policy.follows_given or policy.needs_given):
             missing = rows_without_trees(transitions, mask)
         if transitions is not None and missing is not None and bool(missing.any()):
             # A parser that follows given trees: the sentences without one follow its own
@@ -216,18 +236,26 @@ class SpinnEncoder(TreeEncoder):
                     transitions[have],
                     return_nodes,
                     None if reduce_types is None else reduce_types[have],
+                    policy,
                 ),
-                self._encode(inputs[missing], mask[missing], None, return_nodes, None),
+                self._encode(
+                    inputs[missing], mask[missing], None, return_nodes, None, self.policy(False)
+                ),
             ]
             output = merge_rows(outputs, rows, inputs.size(0))
         else:
-            output = self._encode(inputs, mask, transitions, return_nodes, reduce_types)
+            output = self._encode(inputs, mask, transitions, return_nodes, reduce_types, policy)
         if self.training and transitions is None and not self.has_parser:
             self._report_default_trees()
         if self.training and output.transition_logits is not None:
             output.transition_logits = self._parser_probe.watch(output.transition_logits)
-            # On the soft stack the task's loss trains the parser: gold transitions optional.
-            self._check_parser_is_trained(has_gold=transitions is not None or self.soft_stack)
+            if output.action_log_probs is not None:  # what REINFORCE trains through
+                output.action_log_probs = self._parser_probe.watch(output.action_log_probs)
+            # On the soft stack, or sampling, the task's loss trains the parser: gold
+            # transitions optional.
+            self._check_parser_is_trained(
+                has_gold=transitions is not None or policy.learns_from_task
+            )
         return output
 
     def _encode(
@@ -237,17 +265,17 @@ class SpinnEncoder(TreeEncoder):
         transitions: Optional[torch.Tensor],
         return_nodes: bool,
         reduce_types: Optional[torch.Tensor],
+        policy: TransitionPolicy,
     ) -> SpinnOutput:
-        mode = self.transition_mode(transitions is not None)
         return self.spinn(
             inputs,
             mask,
-            # The soft stack follows its own parser; given transitions only train and score it.
-            None if mode in (SOFT, PREDICTED) else transitions,
-            mode=mode,
-            self_transition_prob=self.self_transition_prob,
+            # Only a policy that reads given transitions gets them: the soft stack follows its
+            # own parser (given transitions only train and score it).
+            transitions if policy.follows_given or policy.needs_given else None,
             return_nodes=return_nodes,
-            reduce_types=reduce_types if self.spinn.reduce_types else None,
+            reduce_types=reduce_types if self.num_reduce_types else None,
+            policy=policy,
         )
 
     def forward(

@@ -1,17 +1,69 @@
-"""The interface models use to ask a sentence encoder for its tree."""
+"""The interface models use to ask a sentence encoder for its tree, and the one way they call
+any `Seq2VecEncoder`: `encode` (one sentence batch) and `encode_together` (several, e.g.
+premises and hypotheses, in one call), whose results say which tree each sentence was composed
+over in one vocabulary (`transitions_source`)."""
 
-from typing import List, Optional, Sequence, Tuple
+from dataclasses import dataclass
+from typing import Any, List, Mapping, Optional, Sequence, Tuple
 
 import torch
 from allennlp.modules.seq2vec_encoders import Seq2VecEncoder
 
 from spinn_allennlp.core.batching import concat_padded, default_transitions
-from spinn_allennlp.core.output import SpinnOutput
+from spinn_allennlp.core.child_sum import DependencyOutput
+from spinn_allennlp.core.output import GIVEN, Mode, SpinnOutput
+from spinn_allennlp.core.policies import TransitionPolicy
 from spinn_allennlp.core.transitions import PAD
+from spinn_allennlp.modules.dependency_tree_encoder import DependencyTreeEncoder
 
 # One batch of sentences for an encoder: inputs (B, N, input_dim), mask (B, N) and, for a tree
 # encoder, transitions (B, T) or None.
 SentenceBatch = Tuple[torch.Tensor, torch.Tensor, Optional[torch.Tensor]]
+
+# Which tree a sentence was composed over: a model's `transitions_source` (or
+# `premise_transitions_source`, ...) output, one value per sentence, in one vocabulary:
+# * the encoder's own choice: its mode, `"predicted"`, `"mixed"` or `"soft"` (core.output);
+# * the reader's transitions: `GOLD` (the corpus's parses), or the name of the tree source that
+#   made them (`"benepar"`, `"balanced"`, `"right_branching"`, ...), as the reader's metadata
+#   says under one of `SOURCE_METADATA_KEYS`;
+# * `DEFAULT_TREE`: no transitions given and none chosen: the encoder's balanced tree.
+GOLD = "gold"
+DEFAULT_TREE = "balanced default tree"
+# Where readers name the source of the transitions they give (the SNLI reader says "none" when
+# it has no tree source; the SST and SICK readers say "tree_source").
+SOURCE_METADATA_KEYS = ("transitions_source", "tree_source")
+NO_SOURCE = "none"
+
+
+def transitions_source(
+    mode: str,
+    given: bool,
+    metadata: Optional[Sequence[Mapping[str, Any]]],
+    batch_size: int,
+    has_parser: bool = False,
+) -> List[str]:
+    """Which tree an encoder composed over, for each sentence of a batch (the vocabulary
+    above): its own choice when its `mode` is not `"given"`; else, when transitions were
+    `given`, the source the reader's `metadata` (one per sentence) names, `GOLD` where it
+    names none; else `DEFAULT_TREE`. A sentence whose metadata says it got no tree (`"none"`,
+    a line without a parse next to lines with one) is the encoder's choice: `"predicted"`
+    for an encoder with a parser (`has_parser`), `DEFAULT_TREE` otherwise."""
+    if mode != GIVEN:
+        return [mode] * batch_size
+    own = Mode.PREDICTED.value if has_parser else DEFAULT_TREE
+    if not given:
+        return [DEFAULT_TREE] * batch_size
+    return [_named_source(meta, own) for meta in metadata or [{}] * batch_size]
+
+
+def _named_source(metadata: Mapping[str, Any], own: str) -> str:
+    for key in SOURCE_METADATA_KEYS:
+        source = metadata.get(key)
+        if source == NO_SOURCE and key == "transitions_source":
+            return own
+        if source is not None and source != NO_SOURCE:
+            return str(source)
+    return GOLD
 
 
 class TreeEncoder(Seq2VecEncoder):
@@ -21,8 +73,9 @@ class TreeEncoder(Seq2VecEncoder):
     `Seq2VecEncoder`, so a tree encoder drops into any AllenNLP model. A model that knows about
     trees calls `encode` instead and gets a `SpinnOutput`: the sentence vector, the transitions
     followed (gold, the default tree, or the encoder's own parse), the parser's logits when
-    `has_parser`, and on request every node's state. Models test for this interface, not for a
-    concrete encoder class.
+    `has_parser`, and on request every node's state. Models reach it through the module's
+    `encode` (and `has_parser`, ...), which work for any `Seq2VecEncoder`, never by testing
+    for a class.
 
     `transitions`: shape (batch_size, steps), SHIFT = 0 / REDUCE = 1 / PAD = -1, at most
     `2 * num_words - 1` steps per sentence; `mask`: (batch_size, num_tokens), real tokens first;
@@ -52,7 +105,10 @@ class TreeEncoder(Seq2VecEncoder):
         transitions: Optional[torch.Tensor] = None,
         return_nodes: bool = False,
         reduce_types: Optional[torch.Tensor] = None,
+        policy: Optional[TransitionPolicy] = None,
     ) -> SpinnOutput:
+        """`policy` (`core.policies`), when given, decides the transitions instead of the
+        encoder's own choice (e.g. a sampling policy while a latent parser trains)."""
         raise NotImplementedError
 
     def forward(
@@ -64,15 +120,125 @@ class TreeEncoder(Seq2VecEncoder):
         return self.encode(inputs, mask, transitions).sentence
 
 
+@dataclass
+class EncodedSentences:
+    """One sentence batch encoded, as a model sees it whatever the encoder: the sentence
+    vectors, shape (batch_size, output_dim), and what a tree encoder says besides: a
+    `TreeEncoder`'s whole `SpinnOutput` (`tree`: the transitions it followed and how it chose
+    them, its parser's logits, on request every node's state), a `DependencyTreeEncoder`'s
+    `DependencyOutput` (`dependency`: the heads, the words' states)."""
+
+    sentence: torch.Tensor
+    tree: Optional[SpinnOutput] = None
+    dependency: Optional[DependencyOutput] = None
+
+    @property
+    def node_hidden(self) -> Optional[torch.Tensor]:
+        """Shape (batch_size, num_nodes, output_dim): every node's h, when asked for and the
+        encoder has nodes (a binary tree's, one per step; a dependency tree's, one per word)."""
+        if self.tree is not None:
+            return self.tree.node_hidden
+        return self.dependency.node_hidden if self.dependency is not None else None
+
+
+def encode(
+    encoder: Seq2VecEncoder,
+    inputs: torch.Tensor,
+    mask: torch.Tensor,
+    transitions: Optional[torch.Tensor] = None,
+    heads: Optional[torch.Tensor] = None,
+    reduce_types: Optional[torch.Tensor] = None,
+    return_nodes: bool = False,
+    policy: Optional[TransitionPolicy] = None,
+) -> EncodedSentences:
+    """Encodes one sentence batch with any `Seq2VecEncoder`, giving a tree encoder the tree it
+    takes: `transitions` (and `reduce_types`) to a `TreeEncoder`, `heads` to a
+    `DependencyTreeEncoder`; any other encoder reads the words alone. Models call this instead
+    of testing the encoder's class. `policy` goes to a tree encoder with a parser (see
+    `TreeEncoder.encode`)."""
+    if isinstance(encoder, TreeEncoder):
+        tree = encoder.encode(
+            inputs,
+            mask,
+            transitions,
+            return_nodes=return_nodes,
+            reduce_types=reduce_types,
+            policy=policy if encoder.has_parser else None,
+        )
+        return EncodedSentences(tree.sentence, tree=tree)
+    if isinstance(encoder, DependencyTreeEncoder):
+        dependency = encoder.encode(inputs, mask, heads, return_nodes=return_nodes)
+        return EncodedSentences(dependency.sentence, dependency=dependency)
+    return EncodedSentences(encoder(inputs, mask))
+
+
+def has_parser(encoder: Seq2VecEncoder) -> bool:
+    """Whether `encoder` chooses its own transitions (a `TreeEncoder` with a parser)."""
+    return isinstance(encoder, TreeEncoder) and encoder.has_parser
+
+
+def num_reduce_types(encoder: Seq2VecEncoder) -> int:
+    """`TreeEncoder.num_reduce_types` of a tree encoder; 0 for any other encoder."""
+    return encoder.num_reduce_types if isinstance(encoder, TreeEncoder) else 0
+
+
+def has_nodes(encoder: Seq2VecEncoder) -> bool:
+    """Whether `encode(..., return_nodes=True)` gives every node's state (a tree encoder)."""
+    return isinstance(encoder, (TreeEncoder, DependencyTreeEncoder))
+
+
+@dataclass
+class StackedBatches:
+    """Several sentence batches (premises and hypotheses, ...) as one: `inputs`, `mask` and
+    `transitions` of all their sentences, padded to a common width (with 0, False and PAD)
+    and stacked, batch after batch; `split` and `split_positions` cut what an encoder computes
+    on them back into each batch's own."""
+
+    inputs: torch.Tensor
+    mask: torch.Tensor
+    transitions: Optional[torch.Tensor]
+    sizes: List[int]
+    widths: List[int]
+
+    def split(self, stacked: torch.Tensor) -> List[torch.Tensor]:
+        """Rows of each batch: shape (batch_size_i, ...) each."""
+        return list(stacked.split(self.sizes))
+
+    def split_positions(self, stacked: torch.Tensor) -> List[torch.Tensor]:
+        """Rows and positions of each batch (a per-position result, as a `Seq2SeqEncoder`'s):
+        shape (batch_size_i, width_i, ...) each."""
+        return [part[:, :width] for part, width in zip(self.split(stacked), self.widths)]
+
+
+def stack_batches(batches: Sequence[SentenceBatch]) -> StackedBatches:
+    """`batches` as one batch (see `StackedBatches`): the one way pairs go through an encoder
+    in one call. Transitions are stacked when every batch has them and are None when none
+    has; a batch without them next to one with them is refused (`ValueError`)."""
+    given = [transitions for _, _, transitions in batches if transitions is not None]
+    if 0 < len(given) < len(batches):
+        raise ValueError(
+            "give transitions for every sentence batch (premise and hypothesis) or none"
+        )
+    return StackedBatches(
+        inputs=concat_padded([inputs for inputs, _, _ in batches], 0.0),
+        mask=concat_padded([mask for _, mask, _ in batches], False),
+        transitions=concat_padded(given, PAD) if given else None,
+        sizes=[inputs.size(0) for inputs, _, _ in batches],
+        widths=[inputs.size(1) for inputs, _, _ in batches],
+    )
+
+
 def encode_together(
     encoder: Seq2VecEncoder,
     batches: Sequence[SentenceBatch],
     reduce_types: Optional[Sequence[Optional[torch.Tensor]]] = None,
+    policy: Optional[TransitionPolicy] = None,
 ) -> List[Tuple[torch.Tensor, Optional[SpinnOutput]]]:
     """Encodes several sentence batches of one encoder (premises and hypotheses, ...) in ONE
-    encoder call, the sentences of all batches padded to a common width and stacked, and
-    returns per batch what a call of its own returns: `(sentence vectors, SpinnOutput or None)`
-    (the `SpinnOutput` for a `TreeEncoder`, cut to the batch's own steps).
+    `encode` call, the sentences of all batches padded to a common width and stacked
+    (`stack_batches`), and returns per batch what a call of its own returns:
+    `(sentence vectors, SpinnOutput or None)` (the `SpinnOutput` for a `TreeEncoder`, cut to
+    the batch's own steps).
 
     A step-by-step encoder (SPINN with tracking, an LSTM) runs max(T) sequential steps once
     instead of once per batch, on a batch as large as all of them. In evaluation mode the
@@ -84,30 +250,39 @@ def encode_together(
     A tree encoder gets its transitions through the same call when every batch has them; when
     only some do (one side to be parsed, the other given), the batches are encoded separately,
     since the encoder would follow different kinds of trees. `reduce_types`, one per batch
-    (or None), go with the transitions to an encoder with typed REDUCE.
+    (or None), go with the transitions to an encoder with typed REDUCE. Any other encoder
+    reads the words alone. `policy`: see `encode`.
     """
-    sizes = [inputs.size(0) for inputs, _, _ in batches]
-    if not isinstance(encoder, TreeEncoder):
-        if len(batches) < 2:
-            return [(encoder(inputs, mask), None) for inputs, mask, _ in batches]
-        inputs = concat_padded([inputs for inputs, _, _ in batches], 0.0)
-        mask = concat_padded([mask for _, mask, _ in batches], False)
-        return [(vectors, None) for vectors in encoder(inputs, mask).split(sizes)]
     types = list(reduce_types) if reduce_types is not None else [None] * len(batches)
-    given = [transitions for _, _, transitions in batches if transitions is not None]
-    given_types = [t for t in types if t is not None]
-    if len(batches) < 2 or 0 < len(given) < len(batches) or 0 < len(given_types) < len(batches):
-        outputs = [
-            encoder.encode(inputs, mask, transitions, reduce_types=batch_types)
+    if not isinstance(encoder, TreeEncoder):
+        batches = [(inputs, mask, None) for inputs, mask, _ in batches]
+        types = [None] * len(batches)
+    given = [transitions for _, _, transitions in batches]
+    if len(batches) < 2 or _some_but_not_all(given) or _some_but_not_all(types):
+        encodings = [
+            encode(encoder, inputs, mask, transitions, reduce_types=batch_types, policy=policy)
             for (inputs, mask, transitions), batch_types in zip(batches, types)
         ]
-    else:
-        inputs = concat_padded([inputs for inputs, _, _ in batches], 0.0)
-        mask = concat_padded([mask for _, mask, _ in batches], False)
-        transitions = concat_padded(given, PAD) if given else None
-        all_types = concat_padded(given_types, PAD) if given_types else None
-        outputs = encoder.encode(inputs, mask, transitions, reduce_types=all_types).split(sizes)
-    return [(output.sentence, output) for output in outputs]
+        return [(encoding.sentence, encoding.tree) for encoding in encodings]
+    stacked = stack_batches(batches)
+    given_types = [t for t in types if t is not None]
+    all_types = concat_padded(given_types, PAD) if given_types else None
+    encoding = encode(
+        encoder,
+        stacked.inputs,
+        stacked.mask,
+        stacked.transitions,
+        reduce_types=all_types,
+        policy=policy,
+    )
+    trees: List[Optional[SpinnOutput]] = [None] * len(batches)
+    if encoding.tree is not None:
+        trees = list(encoding.tree.split(stacked.sizes))
+    return list(zip(stacked.split(encoding.sentence), trees))
+
+
+def _some_but_not_all(tensors: Sequence[Optional[torch.Tensor]]) -> bool:
+    return 0 < sum(tensor is not None for tensor in tensors) < len(tensors)
 
 
 def given_trees(transitions: Optional[torch.Tensor]) -> Optional[torch.Tensor]:
@@ -179,6 +354,8 @@ def merge_rows(
         reduce_strengths=merged("reduce_strengths", 0.0),
         reduce_types=merged("reduce_types", PAD),
         reduce_type_logits=merged("reduce_type_logits", 0.0),
+        action_log_probs=merged("action_log_probs", 0.0),
+        action_entropy=merged("action_entropy", 0.0),
     )
 
 

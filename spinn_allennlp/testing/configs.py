@@ -182,6 +182,7 @@ LISTOPS_VARIANTS = [
     "spinn_model3",
     "spinn_model4",
     "spinn_summaries",
+    "spinn_reinforce",
 ]
 LISTOPS_SMALL: Dict[str, Any] = {
     "train_data_path": str(LISTOPS_SAMPLE),

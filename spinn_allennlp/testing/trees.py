@@ -6,7 +6,7 @@ from typing import List, Optional, Sequence, Tuple, Union
 
 import torch
 
-from spinn_allennlp.core.transitions import PAD, REDUCE, SHIFT, Tree, tree_to_transitions
+from spinn_allennlp.core.transitions import PAD, Tree, fold, tree_to_transitions
 
 
 def random_tree(words: Sequence[str], rng: random.Random) -> Tree:
@@ -34,14 +34,8 @@ def pad_batch(sequences: Sequence[Sequence[int]], value: int, width: int = 0) ->
 
 def tree_height(transitions: Sequence[int]) -> int:
     """Height of the (top) tree the transitions build: 0 for a single word."""
-    stack: List[int] = []
-    for transition in transitions:
-        if transition == SHIFT:
-            stack.append(0)
-        elif transition == REDUCE:
-            right, left = stack.pop(), stack.pop()
-            stack.append(1 + max(left, right))
-    return max(stack, default=0)
+    heights = fold(transitions, lambda word, _: 0, lambda left, right, _: 1 + max(left, right))
+    return max(heights.stack, default=0)
 
 
 @dataclass

@@ -8,8 +8,8 @@ import pytest
 import torch
 
 from spinn_allennlp.core import transitions as tr
-from spinn_allennlp.core.levelwise import levelwise_forward
 from spinn_allennlp.core.output import GIVEN
+from spinn_allennlp.core.runners import run_levelwise
 from spinn_allennlp.core.spinn import Spinn
 from spinn_allennlp.testing import (
     LinearMagnitudes,
@@ -30,9 +30,7 @@ def sequential(model, inputs, mask, transitions):
 
 
 def levelwise(model, inputs, mask, transitions):
-    return levelwise_forward(
-        model.projection, model.compose, inputs, mask, transitions, return_nodes=True
-    )
+    return model(inputs, mask, transitions, mode=GIVEN, return_nodes=True, runner=run_levelwise)
 
 
 def run(path, model, inputs, mask, transitions, weights=None, seed=0):

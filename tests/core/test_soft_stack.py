@@ -11,7 +11,7 @@ import torch
 
 from spinn_allennlp.core import transitions as tr
 from spinn_allennlp.core.output import GIVEN, SOFT
-from spinn_allennlp.core.soft_stack import second_unit_weights
+from spinn_allennlp.core.runners.soft_stack import second_unit_weights
 from spinn_allennlp.core.spinn import Spinn
 from spinn_allennlp.core.supervision import transition_loss
 from spinn_allennlp.testing import make_batch, recording_tapes, saved_for_backward_bytes

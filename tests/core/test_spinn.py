@@ -227,7 +227,7 @@ def test_one_and_two_word_sentences(variant, device):
     model = Spinn(4, 3, **VARIANTS[variant]).to(device).eval()
     inputs = torch.randn(2, 2, 4, device=device)
     mask = torch.tensor([[True, False], [True, True]], device=device)
-    modes = [GIVEN, PREDICTED] if model.predict_transitions else [GIVEN]
+    modes = [GIVEN, PREDICTED] if model.has_parser else [GIVEN]
     for mode in modes:
         given = (
             torch.tensor(

@@ -4,7 +4,7 @@ import pytest
 
 from spinn_allennlp.core import transitions as tr
 from spinn_allennlp.core.transitions import PAD, REDUCE, SHIFT
-from spinn_allennlp.testing import random_tree
+from spinn_allennlp.testing import random_tree, tree_height
 
 S, R = SHIFT, REDUCE
 
@@ -181,3 +181,139 @@ def test_constituent_spans_and_bracket_f1():
     assert tr.bracket_f1(left, balanced) == 0.5  # shares ( a b ) of its two inner spans
     assert tr.bracket_f1(right, left) == 0.0
     assert tr.bracket_f1([S, S, R], [S, S, R]) is None  # nothing but the whole sentence
+
+
+# --- the fold ---------------------------------------------------------------------------------
+
+
+def recursive_height(tree):
+    return 0 if isinstance(tree, str) else 1 + max(map(recursive_height, tree))
+
+
+def test_fold_builds_one_item_per_step_in_post_order():
+    steps = []
+    folded = tr.fold(
+        [S, S, R, S, S, R, R],
+        leaf=lambda word, step: steps.append(("leaf", word, step)) or "abcd"[word],
+        node=lambda left, right, step: steps.append(("node", step)) or f"({left} {right})",
+    )
+    assert folded.stack == ["((a b) (c d))"] and folded.words == 4
+    assert folded.pushed == ["a", "b", "(a b)", "c", "d", "(c d)", "((a b) (c d))"]
+    assert steps == [
+        ("leaf", 0, 0), ("leaf", 1, 1), ("node", 2), ("leaf", 2, 3), ("leaf", 3, 4),
+        ("node", 5), ("node", 6),
+    ]  # fmt: skip
+
+
+def test_fold_of_a_1000_word_right_branching_tree_has_no_recursion_limit():
+    transitions = tr.right_branching_transitions(1000)
+    depth = tr.fold(transitions, lambda word, _: 0, lambda left, right, _: 1 + max(left, right))
+    assert depth.stack == [999] and depth.pushed[-1] == 999
+    tree = tr.transitions_to_tree([str(i) for i in range(1000)], transitions)
+    assert tree[0] == "0" and tree[1][0] == "1"  # ( 0 ( 1 ( 2 ... ) ) )
+    assert tr.node_spans(transitions)[-1] == (0, 999)
+    assert len(tr.constituent_spans(transitions)) == 999
+
+
+def test_fold_pad_steps_do_nothing():
+    with_pad = tr.fold([S, PAD, S, R, PAD], lambda word, _: str(word), lambda a, b, _: a + b)
+    assert with_pad.stack == ["01"] and with_pad.pushed == ["0", None, "1", "01", None]
+    assert tr.node_spans([S, PAD, S, R]) == [(0, 0), (-1, -1), (1, 1), (0, 1)]
+    with pytest.raises(tr.InvalidTransitionsError, match="unknown transition -1 at step 1"):
+        tr.fold([S, PAD], lambda word, _: word, lambda a, b, _: a, allow_pad=False)
+
+
+@pytest.mark.parametrize(
+    "transitions,num_tokens,message,stack",
+    [
+        ([S, R, S], None, "REDUCE at step 1 with 1 item", ["0", "1"]),
+        ([R, S, S, R], None, "REDUCE at step 0 with 0 item", ["01"]),
+        ([S, S, S, R], 2, "SHIFT at step 2 with an empty buffer", ["01"]),
+        ([S, 7, S, R], None, "unknown transition 7 at step 1", ["01"]),
+    ],
+)
+def test_fold_invalid_steps_raise_or_are_skipped(transitions, num_tokens, message, stack):
+    def run(skip):
+        return tr.fold(
+            transitions, lambda word, _: str(word), lambda a, b, _: a + b, num_tokens, skip
+        )
+
+    with pytest.raises(tr.InvalidTransitionsError, match=message):
+        run(skip=False)
+    skipped = run(skip=True)
+    assert skipped.stack == stack
+    assert sum(item is None for item in skipped.pushed) == 1  # the skipped step pushed nothing
+
+
+def test_fold_leaves_a_forest_for_the_caller_to_judge():
+    forest = tr.fold([S, S, S, R], lambda word, _: word, lambda a, b, _: (a, b))
+    assert forest.stack == [0, (1, 2)]
+    with pytest.raises(tr.InvalidTransitionsError, match="2 items left"):
+        tr.check_transitions([S, S, S, R])
+
+
+def test_folds_agree_with_the_recursive_trees_they_come_from():
+    """Against trees built top-down: the tree, the spans and the height (the level-wise
+    runner's expected number of levels, `testing.tree_height`) of random trees."""
+    rng = random.Random(5)
+    for _ in range(100):
+        words = [str(i) for i in range(rng.randint(1, 40))]
+        tree = random_tree(words, rng)
+        _, transitions = tr.tree_to_transitions(tree)
+        assert tr.transitions_to_tree(words, transitions) == tree
+        assert tree_height(transitions) == recursive_height(tree)
+
+        def spans(node, first):  # post-order (first, last + 1) of the constituents
+            if isinstance(node, str):
+                return [], first + 1
+            left, middle = spans(node[0], first)
+            right, end = spans(node[1], middle)
+            return left + right + [(first, end)], end
+
+        assert tr.constituent_spans(transitions) == spans(tree, 0)[0]
+
+
+# --- bracket counts ---------------------------------------------------------------------------
+
+
+def test_bracket_counts_give_corpus_and_sentence_f1():
+    balanced = [S, S, R, S, S, R, R]  # brackets (0, 2), (2, 4)
+    left = tr.left_branching_transitions(4)  # (0, 2), (0, 3)
+    right = tr.right_branching_transitions(4)  # (2, 4), (1, 4)
+    first = tr.tree_bracket_counts(left, balanced)
+    second = tr.tree_bracket_counts(right, balanced)
+    assert (first.matched, first.gold, first.predicted) == (1, 2, 2)
+    total = first + second + tr.tree_bracket_counts(balanced, balanced)
+    assert (total.matched, total.gold, total.predicted) == (4, 6, 6)
+    assert total.f1 == total.precision == total.recall == 4 / 6
+    # Sentence level: the mean of each sentence's own F1.
+    assert [c.f1 for c in (first, second)] == [0.5, 0.5]
+    assert tr.bracket_f1(left, balanced) == first.f1
+
+
+def test_bracket_counts_without_brackets():
+    nothing = tr.BracketCounts()
+    assert (nothing.f1, nothing.precision, nothing.recall) == (0.0, 0.0, 0.0)
+    missed = tr.bracket_counts([], [(0, 2)])
+    assert (missed.f1, missed.precision, missed.recall) == (0.0, 0.0, 0.0)
+
+    class Evalb(tr.BracketCounts):
+        EMPTY = 1.0
+
+    assert (Evalb().f1, Evalb().precision, Evalb().recall) == (1.0, 1.0, 1.0)
+    assert Evalb(0, 1, 0).f1 == 0.0 and Evalb(0, 1, 0).precision == 0.0
+
+
+def test_bracket_counts_match_multisets():
+    counts = tr.bracket_counts(["NP", "NP", "VP"], ["NP", "VP", "VP", "S"])
+    assert (counts.matched, counts.gold, counts.predicted) == (2, 4, 3)
+
+
+def test_labeled_brackets_pair_each_span_with_its_own_reduce():
+    """In an invalid sequence a REDUCE that does nothing has no bracket: the types of the
+    others stay with their own spans."""
+    predicted, predicted_types = [S, R, S, S, R], [-1, 5, -1, -1, 2]
+    assert tr.brackets(predicted, predicted_types) == {((1, 3), 2)}
+    gold, gold_types = [S, S, S, R, R], [-1, -1, -1, 2, 0]
+    assert tr.labeled_bracket_f1(predicted, predicted_types, gold, gold_types) == 1.0
+    assert tr.labeled_bracket_f1(predicted, [-1, 5, -1, -1, 3], gold, gold_types) == 0.0

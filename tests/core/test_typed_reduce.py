@@ -23,7 +23,7 @@ def typed_model(predict_transitions=True):
         5,
         tracking_dim=4,
         predict_transitions=predict_transitions,
-        reduce_types=NUM_TYPES,
+        num_reduce_types=NUM_TYPES,
         type_dim=3,
     ).double()
     with torch.no_grad():
@@ -136,4 +136,4 @@ def test_without_a_type_classifier_types_must_be_given():
     with pytest.raises(ValueError, match="reduce_types"):
         model(inputs, mask, transitions)
     with pytest.raises(ValueError, match="tracking"):
-        Spinn(6, 5, reduce_types=3)
+        Spinn(6, 5, num_reduce_types=3)

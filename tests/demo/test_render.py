@@ -7,12 +7,16 @@ import xml.etree.ElementTree as ET
 
 import pytest
 
+from spinn_allennlp import plugin  # noqa: F401  (registers the tree sources)
+from spinn_allennlp.core.output import GIVEN, MODES
 from spinn_allennlp.core.transitions import (
     left_branching_transitions,
     right_branching_transitions,
     transitions_to_string,
 )
+from spinn_allennlp.data.tree_sources import TreeSource
 from spinn_allennlp.demo.render import (
+    SOURCE_DESCRIPTIONS,
     TreeFormatError,
     parse_tree,
     prediction_html,
@@ -21,6 +25,7 @@ from spinn_allennlp.demo.render import (
 )
 from spinn_allennlp.demo.static import main as static_main
 from spinn_allennlp.demo.static import read_predictions
+from spinn_allennlp.modules.tree_encoder import DEFAULT_TREE, GOLD
 from spinn_allennlp.testing import FIXTURES_ROOT, random_transitions
 
 SVG = "{http://www.w3.org/2000/svg}"
@@ -124,3 +129,15 @@ def test_static_page_of_a_predictions_file_with_bad_lines(tmp_path):
     assert page.count('class="prediction"') == len(lines) + 2
     assert "the premise is empty" in page and "not JSON" in page
     assert predictions_page([]).count("No predictions") == 1
+
+
+def test_every_transitions_source_a_model_can_report_has_a_caption():
+    """The renderer keeps the vocabulary of `modules.tree_encoder` as text: every value must
+    have its own caption (the encoder's modes, the default tree, gold, every tree source)."""
+    values = {mode for mode in MODES if mode != GIVEN} | {DEFAULT_TREE, GOLD}
+    values |= {
+        name
+        for name in TreeSource.list_available()
+        if TreeSource.resolve_class_name(name)[0].__module__.startswith("spinn_allennlp.")
+    }  # (other tests register tree sources of their own)
+    assert values <= set(SOURCE_DESCRIPTIONS), values - set(SOURCE_DESCRIPTIONS)

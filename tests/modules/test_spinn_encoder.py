@@ -7,8 +7,11 @@ from allennlp.common import Params
 from allennlp.common.checks import ConfigurationError
 from allennlp.modules.seq2vec_encoders import Seq2VecEncoder
 
+from spinn_allennlp.core import transitions as tr
 from spinn_allennlp.core.output import GIVEN, MIXED, PREDICTED
+from spinn_allennlp.core.policies import Choice, Step, TransitionPolicy
 from spinn_allennlp.core.supervision import transition_loss
+from spinn_allennlp.core.transitions import REDUCE, SHIFT
 from spinn_allennlp.modules import SpinnEncoder, TreeEncoder
 from spinn_allennlp.modules.spinn_encoder import UNTRAINED_PARSER_BATCHES
 from spinn_allennlp.testing import make_batch
@@ -24,6 +27,25 @@ def test_from_params_with_allennlp_names():
     inputs = torch.randn(3, 4, 30)
     mask = torch.tensor([[1, 1, 1, 1], [1, 1, 0, 0], [1, 0, 0, 0]], dtype=torch.bool)
     assert encoder(inputs, mask).shape == (3, 20)
+
+
+def test_a_policy_of_our_own_runs_through_the_registered_encoder():
+    class ReduceWhenLegal(TransitionPolicy):
+        mode = "reduce_when_legal"
+        needs_parser = False
+
+        def choose(self, step: Step) -> Choice:
+            must_shift, _ = step.forced()
+            return Choice(torch.where(must_shift, SHIFT, REDUCE))
+
+    encoder = Seq2VecEncoder.by_name("spinn")(input_dim=4, hidden_dim=3)
+    inputs, mask = torch.randn(2, 4, 4), torch.tensor([[1, 1, 1, 1], [1, 1, 1, 0]]).bool()
+    out = encoder.encode(inputs, mask, policy=ReduceWhenLegal())
+    assert out.mode == "reduce_when_legal"
+    assert out.transitions[0].tolist() == tr.left_branching_transitions(4)
+    assert out.transitions[1, :5].tolist() == tr.left_branching_transitions(3)
+    given = encoder.encode(inputs, mask, out.transitions)  # the same trees, given
+    torch.testing.assert_close(out.sentence, given.sentence)
 
 
 def test_forward_is_the_sentence_of_encode():

@@ -1,4 +1,5 @@
-"""`encode_together`: several sentence batches through one encoder call."""
+"""`encode` and `encode_together`: any `Seq2VecEncoder` asked for its trees one way; several
+sentence batches through one encoder call; which tree each sentence was composed over."""
 
 import random
 
@@ -6,8 +7,20 @@ import pytest
 import torch
 from allennlp.modules.seq2vec_encoders import LstmSeq2VecEncoder
 
-from spinn_allennlp.modules import SpinnEncoder
-from spinn_allennlp.modules.tree_encoder import encode_together
+from spinn_allennlp.core.transitions import PAD
+from spinn_allennlp.data.tree_sources import GoldTrees
+from spinn_allennlp.modules import ChildSumTreeLSTMEncoder, SpinnEncoder
+from spinn_allennlp.modules.tree_encoder import (
+    DEFAULT_TREE,
+    GOLD,
+    encode,
+    encode_together,
+    has_nodes,
+    has_parser,
+    num_reduce_types,
+    stack_batches,
+    transitions_source,
+)
 from spinn_allennlp.testing import make_batch
 
 
@@ -68,3 +81,70 @@ def test_training_batch_norm_sees_every_batch_at_once():
     encode_together(encoder, batches)
     running_mean = encoder.spinn.projection.batch_norm.running_mean
     torch.testing.assert_close(running_mean, expected.detach(), atol=1e-12, rtol=0)
+
+
+def test_encode_asks_each_kind_of_encoder_for_its_own_tree():
+    torch.manual_seed(0)
+    inputs, mask, transitions = two_batches(6)[0]
+    heads = torch.tensor([[1, 2, 4, 4, -1, -1, -1, -1], [-1, 0] + [-1] * 6, [-1] * 8])
+    heads[2, :8] = torch.tensor([1, 2, 3, 4, 5, 6, 7, -1])
+    spinn = SpinnEncoder(6, 5, tracking_dim=3, predict_transitions=True).double().eval()
+    child_sum = ChildSumTreeLSTMEncoder(6, 5).double()
+    lstm = LstmSeq2VecEncoder(6, 5).double()
+
+    tree = encode(spinn, inputs, mask, transitions, heads=heads, return_nodes=True)
+    alone = spinn.encode(inputs, mask, transitions, return_nodes=True)
+    assert tree.dependency is None and tree.tree is not None
+    assert torch.equal(tree.sentence, alone.sentence) and tree.node_hidden is not None
+    assert torch.equal(tree.node_hidden, alone.node_hidden)
+    assert torch.equal(tree.tree.transitions, alone.transitions)
+
+    dependency = encode(child_sum, inputs, mask, transitions, heads=heads, return_nodes=True)
+    expected = child_sum.encode(inputs, mask, heads, return_nodes=True)
+    assert dependency.tree is None and dependency.dependency is not None
+    assert torch.equal(dependency.sentence, expected.sentence)
+    assert torch.equal(dependency.dependency.heads, expected.heads)
+    assert dependency.node_hidden is not None
+    assert torch.equal(dependency.node_hidden, expected.node_hidden)
+
+    plain = encode(lstm, inputs, mask, transitions, heads=heads, return_nodes=True)
+    assert plain.tree is None and plain.dependency is None and plain.node_hidden is None
+    assert torch.equal(plain.sentence, lstm(inputs, mask))
+
+
+def test_what_an_encoder_can_do_is_asked_of_the_tree_encoder_interface():
+    full = SpinnEncoder(6, 5, tracking_dim=3, predict_transitions=True, reduce_types=4)
+    pi_nt = SpinnEncoder(6, 5)
+    child_sum = ChildSumTreeLSTMEncoder(6, 5)
+    lstm = LstmSeq2VecEncoder(6, 5)
+    assert [has_parser(e) for e in (full, pi_nt, child_sum, lstm)] == [True, False, False, False]
+    assert [num_reduce_types(e) for e in (full, pi_nt, child_sum, lstm)] == [4, 0, 0, 0]
+    assert [has_nodes(e) for e in (full, pi_nt, child_sum, lstm)] == [True, True, True, False]
+
+
+def test_transitions_source_has_one_vocabulary():
+    metadata = [{"transitions_source": "benepar"}, {"tree_source": "right_branching"}, {}]
+    # The encoder's own choice wins; without given transitions, the default tree.
+    for mode in ("predicted", "mixed", "soft"):
+        assert transitions_source(mode, True, metadata, 3) == [mode] * 3
+    assert transitions_source("given", False, metadata, 3) == [DEFAULT_TREE] * 3
+    # Given transitions: the source the reader names (SNLI's key or SST's), else gold.
+    assert transitions_source("given", True, metadata, 3) == ["benepar", "right_branching", GOLD]
+    assert transitions_source("given", True, None, 2) == [GOLD, GOLD]
+    assert transitions_source("given", True, [{"transitions_source": "none"}], 1) == [GOLD]
+    assert GOLD == GoldTrees.name  # the corpus's own trees, as a tree source calls them
+
+
+def test_stack_batches_pads_stacks_and_cuts_back():
+    (x1, m1, t1), (x2, m2, t2) = two_batches(6)
+    stacked = stack_batches([(x1, m1, t1), (x2, m2, t2)])
+    assert stacked.sizes == [3, 3] and stacked.widths == [8, 4]
+    assert stacked.inputs.shape == (6, 8, 6) and stacked.transitions is not None
+    assert torch.equal(stacked.mask[3:, 4:], torch.zeros(3, 4, dtype=torch.bool))
+    assert (stacked.transitions[3:, t2.size(1) :] == PAD).all()
+    first, second = stacked.split_positions(stacked.inputs)
+    assert torch.equal(first, x1) and torch.equal(second, x2)
+    assert [part.shape for part in stacked.split(stacked.inputs)] == [(3, 8, 6), (3, 8, 6)]
+    assert stack_batches([(x1, m1, None), (x2, m2, None)]).transitions is None
+    with pytest.raises(ValueError, match="give transitions for every sentence batch"):
+        stack_batches([(x1, m1, t1), (x2, m2, None)])

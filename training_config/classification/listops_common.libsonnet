@@ -28,8 +28,8 @@
     max_length: 100,
   },
   // Dev and test: every line, every length. (`allennlp evaluate` reads the test file with this
-  // reader; the README's runs capped it at 2,000 lines, which also capped their test set, and
-  // were re-evaluated on all 10,000 test lines.)
+  // reader; the runs of results/listops capped it at 2,000 lines, which also capped their test
+  // set, and were re-evaluated on all 10,000 test lines.)
   validation_dataset_reader(gold_trees=true):: {
     type: "listops", gold_trees: gold_trees,
   },

@@ -9,7 +9,7 @@
 // at hand, so the 300-d word vectors are learned from scratch (the paper's "randomly
 // initialized vectors" row: 43.9 / 82.0 for its constituency Tree-LSTM); word dropout trains the
 // unknown-word vector that dev/test words outside the training vocabulary map to.
-// Chosen on dev root accuracy (5-class, SPINN-PI-NT, one seed, README): words lowercased and
+// Chosen on dev root accuracy (5-class, SPINN-PI-NT, one seed, results/sst): words lowercased and
 // dropout 0.3 on the word projection; 10 epochs at most (dev accuracy peaks by epoch 3-6).
 {
   embedding_dim:: 300,

@@ -16,6 +16,7 @@ from spinn_allennlp.data.labeled_trees import (
     parse_labeled_tree,
 )
 from spinn_allennlp.data.tree_sources import BalancedTrees, TreeSource
+from spinn_allennlp.modules.tree_encoder import GOLD
 
 FINE_LABELS = ("very negative", "negative", "neutral", "positive", "very positive")
 BINARY_LABELS = ("negative", "positive")
@@ -135,7 +136,7 @@ class SstTreesReader(TreeDatasetReader):
         `MalformedExampleError` (a `ValueError`) for an empty sentence or transitions that are
         not one tree over the tokens."""
         tokens, _ = self.sentence_tokens_and_transitions("sentence", sentence)
-        source = "gold"
+        source = GOLD
         if transitions is None:
             transitions = self._tree_source.transitions(tokens)
             source = self._tree_source.name

@@ -8,12 +8,19 @@ from allennlp.nn import InitializerApplicator, util
 from allennlp.training.metrics import CategoricalAccuracy
 from torch import nn
 
-from spinn_allennlp.core.output import GIVEN
+from spinn_allennlp.core.policies import TransitionPolicy
 from spinn_allennlp.core.supervision import parser_predictions, transition_loss
 from spinn_allennlp.data.trees import readable_tree
 from spinn_allennlp.modules.input_checks import check_embedder_feeds_encoder
+from spinn_allennlp.modules.policy_gradient import PolicyGradient
 from spinn_allennlp.modules.relu_mlp import mlp_output_dim, relu_mlp
-from spinn_allennlp.modules.tree_encoder import TreeEncoder, given_trees, gold_like
+from spinn_allennlp.modules.tree_encoder import (
+    encode,
+    given_trees,
+    gold_like,
+    has_parser,
+    transitions_source,
+)
 from spinn_allennlp.training.metrics import ParseMetrics
 
 
@@ -28,7 +35,8 @@ class SpinnClassifier(Model):
     `transition_loss_weight` (the paper's alpha) times the transition cross-entropy against the
     gold transitions (0 for a parser that learns only from the label, NSHRDLU Model 4), and the
     metrics include how its trees compare with the gold ones (`ParseMetrics`: transition and
-    tree accuracy, valid trees, unlabeled bracket F1).
+    tree accuracy, valid trees, unlabeled bracket F1). With `policy_gradient` the parser learns
+    from the label alone, by REINFORCE on sampled trees (latent trees; see `PolicyGradient`).
 
     Registered as a `Model` with name "spinn_classifier".
 
@@ -46,6 +54,8 @@ class SpinnClassifier(Model):
         Batch normalisation on the MLP's input and on each layer's output.
     transition_loss_weight : `float`, optional (default = `0.0`)
         The paper's alpha; used only with an encoder that has a parser.
+    policy_gradient : `PolicyGradient`, optional (default = `None`)
+        Train the encoder's parser by REINFORCE from the label's loss (latent trees).
     label_namespace : `str`, optional (default = `"labels"`)
     initializer : `InitializerApplicator`, optional (default = `None`)
     """
@@ -62,6 +72,7 @@ class SpinnClassifier(Model):
         transition_loss_weight: float = 0.0,
         label_namespace: str = "labels",
         initializer: Optional[InitializerApplicator] = None,
+        policy_gradient: Optional[PolicyGradient] = None,
         **kwargs,
     ) -> None:
         super().__init__(vocab, **kwargs)
@@ -70,6 +81,7 @@ class SpinnClassifier(Model):
         self._encoder = encoder
         self._label_namespace = label_namespace
         self._transition_loss_weight = transition_loss_weight
+        self._policy_gradient = policy_gradient
 
         features = encoder.get_output_dim()
         self._mlp = relu_mlp(features, mlp_layers, mlp_dim, dropout, batch_norm)
@@ -83,7 +95,7 @@ class SpinnClassifier(Model):
 
     @property
     def has_parser(self) -> bool:
-        return isinstance(self._encoder, TreeEncoder) and self._encoder.has_parser
+        return has_parser(self._encoder)
 
     def forward(
         self,
@@ -99,35 +111,47 @@ class SpinnClassifier(Model):
         embedded = self._embedder(tokens)
         # Shape: (batch_size, num_tokens)
         mask = util.get_text_field_mask(tokens)
-        encoded = None
-        if isinstance(self._encoder, TreeEncoder):
-            encoded = self._encoder.encode(embedded, mask, transitions)
-            sentence = encoded.sentence
-        else:
-            sentence = self._encoder(embedded, mask)
-        # Shape: (batch_size, num_labels)
-        logits = self._output_layer(self._mlp(sentence))
+        latent = self._policy_gradient is not None and self.training and label is not None
+        policy = self._policy_gradient.policy() if self._policy_gradient and latent else None
+
+        def classify(policy: Optional[TransitionPolicy]):
+            encoding = encode(self._encoder, embedded, mask, transitions, policy=policy)
+            # Shape: (batch_size, num_labels)
+            return self._output_layer(self._mlp(encoding.sentence)), encoding.tree
+
+        # encoded: a tree encoder's whole output; None for any other encoder
+        logits, encoded = classify(policy)
         output: Dict[str, Any] = {"logits": logits, "probs": torch.softmax(logits, dim=-1)}
         if metadata is not None:
             output["metadata"] = metadata
         if encoded is not None:
             output["transitions"] = encoded.transitions
-            output["transitions_source"] = [
-                tree_source(encoded.mode, transitions is not None, meta, self.has_parser)
-                for meta in metadata or [{}] * logits.size(0)
-            ]
+            output["transitions_source"] = transitions_source(
+                encoded.mode, transitions is not None, metadata, logits.size(0), self.has_parser
+            )
 
         if label is not None:
-            loss = nn.functional.cross_entropy(logits, label.long().view(-1))
+            gold = label.long().view(-1)
+            loss = nn.functional.cross_entropy(logits, gold)
             self._accuracy(logits, label)
+            if self._policy_gradient is not None and latent:
+                # Shape: (batch_size,)
+                losses = nn.functional.cross_entropy(logits, gold, reduction="none")
+                loss = loss + self._policy_gradient.loss(
+                    losses,
+                    [encoded],
+                    lambda greedy: nn.functional.cross_entropy(
+                        classify(greedy)[0], gold, reduction="none"
+                    ),
+                )
             if encoded is not None and encoded.transition_logits is not None:
                 if transitions is not None:
-                    transitions = gold_like(transitions, encoded)
+                    gold_transitions = gold_like(transitions, encoded)
                     if self._transition_loss_weight:
                         loss = loss + self._transition_loss_weight * transition_loss(
-                            encoded, transitions
+                            encoded, gold_transitions
                         )
-                    self._parse_metrics(parser_predictions(encoded), transitions)
+                    self._parse_metrics(parser_predictions(encoded), gold_transitions)
             output["loss"] = loss
         return output
 
@@ -147,16 +171,3 @@ class SpinnClassifier(Model):
         if self.has_parser:
             metrics.update(self._parse_metrics.get_metric(reset))
         return metrics
-
-
-def tree_source(mode: str, given: bool, metadata: Dict[str, Any], has_parser: bool) -> str:
-    """Which tree the encoder composed over a sentence, for the output: its own parser's
-    (`mode`, when not following given trees), the reader's (`"gold"`, or the name of the tree
-    source that made it), or the encoder's default for a sentence without one."""
-    if mode != GIVEN:
-        return mode
-    source = str(metadata.get("transitions_source", "gold"))
-    if not given or source == "none":
-        # In training, a parser follows its own parse where it has no gold one.
-        return "predicted" if has_parser else "balanced default tree"
-    return source

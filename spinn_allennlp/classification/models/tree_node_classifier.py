@@ -10,11 +10,10 @@ from torch import nn
 
 from spinn_allennlp.core.output import GIVEN
 from spinn_allennlp.core.supervision import parser_predictions, transition_loss
-from spinn_allennlp.core.transitions import PAD, SHIFT, node_spans
+from spinn_allennlp.core.transitions import PAD, fold, node_spans
 from spinn_allennlp.data.trees import readable_tree
-from spinn_allennlp.modules.dependency_tree_encoder import DependencyTreeEncoder
 from spinn_allennlp.modules.input_checks import check_embedder_feeds_encoder
-from spinn_allennlp.modules.tree_encoder import TreeEncoder
+from spinn_allennlp.modules.tree_encoder import encode, has_nodes, has_parser, transitions_source
 from spinn_allennlp.training.metrics import ParseMetrics, Share
 
 UNLABELED = -1
@@ -98,11 +97,11 @@ class TreeNodeClassifier(Model):
 
     @property
     def has_parser(self) -> bool:
-        return isinstance(self._encoder, TreeEncoder) and self._encoder.has_parser
+        return has_parser(self._encoder)
 
     @property
     def has_nodes(self) -> bool:
-        return isinstance(self._encoder, (TreeEncoder, DependencyTreeEncoder))
+        return has_nodes(self._encoder)
 
     def _drop_words(self, tokens: TextFieldTensors) -> TextFieldTensors:
         """Word dropout: each real word replaced by the unknown token with the set chance."""
@@ -133,19 +132,21 @@ class TreeNodeClassifier(Model):
         # Shape: (batch_size, num_tokens)
         mask = util.get_text_field_mask(tokens)
         output: Dict[str, Any] = {}
-        node_hidden: Optional[torch.Tensor] = None
         node_targets: Optional[torch.Tensor] = None
         transition_term: Optional[torch.Tensor] = None
-        if isinstance(self._encoder, TreeEncoder):
-            encoded = self._encoder.encode(embedded, mask, transitions, return_nodes=True)
-            sentence = encoded.sentence
-            # Shape: (batch_size, num_steps, hidden_dim): one node per step, post-order.
-            node_hidden = encoded.node_hidden
+        encoding = encode(
+            self._encoder, embedded, mask, transitions, heads=heads, return_nodes=True
+        )
+        sentence = encoding.sentence
+        # Shape: (batch_size, num_nodes, hidden_dim): a binary tree's nodes, one per step in
+        # post-order, or a dependency tree's, one per word; None for a plain encoder.
+        node_hidden = encoding.node_hidden
+        encoded = encoding.tree
+        if encoded is not None:
             output["transitions"] = encoded.transitions
-            source = "given" if transitions is not None else "balanced default tree"
-            output["transitions_source"] = [
-                encoded.mode if encoded.mode != GIVEN else source
-            ] * mask.size(0)
+            output["transitions_source"] = transitions_source(
+                encoded.mode, transitions is not None, metadata, mask.size(0)
+            )
             if node_labels is not None:
                 node_targets = labels_of_followed_nodes(
                     node_labels, transitions, encoded.transitions, encoded.mode != GIVEN
@@ -153,15 +154,9 @@ class TreeNodeClassifier(Model):
             if encoded.transition_logits is not None and transitions is not None:
                 transition_term = transition_loss(encoded, transitions)
                 self._parse_metrics(parser_predictions(encoded), transitions)
-        elif isinstance(self._encoder, DependencyTreeEncoder):
-            dependency = self._encoder.encode(embedded, mask, heads, return_nodes=True)
-            sentence = dependency.sentence
-            # Shape: (batch_size, num_tokens, hidden_dim): one node per word.
-            node_hidden = dependency.node_hidden
-            output["heads"] = dependency.heads
+        if encoding.dependency is not None:
+            output["heads"] = encoding.dependency.heads
             node_targets = projection_labels
-        else:
-            sentence = self._encoder(embedded, mask)
 
         # Shape: (batch_size, num_labels)
         logits = self._output_layer(self._dropout(sentence))
@@ -283,14 +278,12 @@ def labels_of_followed_nodes(
 
 
 def _labeled_tree_string(tokens: List[str], transitions: List[int], labels: List[int]) -> str:
-    """SST's format: ``(3 (2 The) (4 (3 good) (2 film)))``, a label on every node."""
-    stack: List[str] = []
-    word = 0
-    for step, transition in enumerate(transitions):
-        if transition == SHIFT:
-            stack.append(f"({labels[step]} {tokens[word]})")
-            word += 1
-        else:
-            right, left = stack.pop(), stack.pop()
-            stack.append(f"({labels[step]} {left} {right})")
-    return " ".join(stack)
+    """SST's format: ``(3 (2 The) (4 (3 good) (2 film)))``, a label on every node (the trees
+    of a forest side by side)."""
+    return " ".join(
+        fold(
+            transitions,
+            lambda word, step: f"({labels[step]} {tokens[word]})",
+            lambda left, right, step: f"({labels[step]} {left} {right})",
+        ).stack
+    )

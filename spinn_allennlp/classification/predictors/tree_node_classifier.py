@@ -23,7 +23,7 @@ class TreeNodeClassifierPredictor(LinePredictor):
     the tree).
 
     Raw text is tokenized by the reader's tokenizer and gets its tree from the reader's
-    `tree_source` (`"tree_source"` in the output names it); a model with its own parser (full
+    `tree_source` (`"transitions_source"` in the output names it); a model with its own parser (full
     SPINN) parses it itself. Output per line: `label`, `label_probs`, and for tree models
     `labeled_tree` (SST's format with the predicted classes, by number), `tree` (the brackets)
     and `nodes` (each node's phrase and label) — or, over dependency trees, each word with its
@@ -51,10 +51,6 @@ class TreeNodeClassifierPredictor(LinePredictor):
         raise ValueError('expected "sentence", "tokens" or "tree"')
 
     def _trim(self, output: Dict[str, Any]) -> Dict[str, Any]:
-        metadata = output.pop("metadata", None) or {}
-        if "tree_source" in metadata and "transitions_source" in output:
-            if output["transitions_source"] == "given":
-                output["transitions_source"] = metadata["tree_source"]
-        for key in ("logits", "node_logits", "transitions"):
+        for key in ("metadata", "logits", "node_logits", "transitions"):
             output.pop(key, None)
         return output

@@ -7,6 +7,7 @@ from allennlp.common import Params
 from allennlp.data import DatasetReader
 from allennlp.models.archival import load_archive
 
+from spinn_allennlp.core.output import PREDICTED
 from spinn_allennlp.core.transitions import PAD
 from spinn_allennlp.data.paths import expand_path
 from spinn_allennlp.data.tree_sources.tree_source import TreeSource, TreeSourceError
@@ -90,7 +91,7 @@ class SpinnParserTrees(TreeSource):
                 results.append([])
                 continue
             output = next(outputs)
-            if output.get("premise_transitions_source") != "predicted":
+            if output.get("premise_transitions_source") != PREDICTED:
                 raise TreeSourceError(
                     "the model did not parse the sentence itself "
                     f"({output.get('premise_transitions_source')})"

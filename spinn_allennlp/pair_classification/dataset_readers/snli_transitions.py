@@ -19,6 +19,7 @@ from spinn_allennlp.data.reduce_types import (
     reduce_labels,
     reduce_type_ids,
 )
+from spinn_allennlp.modules.tree_encoder import GOLD, NO_SOURCE
 
 LABELS = ("entailment", "neutral", "contradiction")
 # Annotators did not agree on a label: SNLI keeps the pair but it is not used for training or
@@ -169,9 +170,9 @@ class SnliTransitionsReader(TreeDatasetReader):
 
         fields: Dict[str, Field] = {}
         if premise_binary_parse is not None:
-            source = "gold"
+            source = GOLD
         else:
-            source = "none" if self.tree_source is None else self.tree_source.name
+            source = NO_SOURCE if self.tree_source is None else self.tree_source.name
         metadata: Dict[str, Any] = {"transitions_source": source}
         for side, sentence, parse, labeled in (
             ("premise", premise, premise_binary_parse, (labeled_parses or (None, None))[0]),

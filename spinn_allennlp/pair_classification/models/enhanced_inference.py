@@ -1,23 +1,25 @@
-"""What ESIM and the syntactic tree-LSTM inference model share (Chen et al. 2017, §3): soft
-alignment of premise and hypothesis states, enhancement, projection, pooling and the MLP. The two
-differ in what the states are (words in context, or tree nodes) and how they are composed."""
+"""What ESIM and the syntactic tree-LSTM inference model share (Chen et al. 2017, §3): their
+construction, soft alignment of premise and hypothesis states, enhancement, projection, pooling
+and the MLP. The two differ in what the states are (words in context, or tree nodes) and how
+they are composed."""
 
-from typing import Any, Dict, List, Optional, Tuple, cast
+from typing import Any, Dict, List, Optional, Tuple, Union, cast
 
 import torch
 from allennlp.common.checks import check_dimensions_match
 from allennlp.data import TextFieldTensors, Vocabulary
 from allennlp.models import Model
-from allennlp.modules import FeedForward, TextFieldEmbedder
+from allennlp.modules import FeedForward, Seq2SeqEncoder, TextFieldEmbedder
 from allennlp.modules.matrix_attention import DotProductMatrixAttention, MatrixAttention
 from allennlp.nn import InitializerApplicator, util
 from allennlp.training.metrics import CategoricalAccuracy
 from torch import nn
 
-from spinn_allennlp.modules.tree_encoder import given_trees
+from spinn_allennlp.modules.tree_encoder import SentenceBatch, given_trees
+from spinn_allennlp.modules.tree_node_encoder import TreeNodeEncoder
 
 # One side's embedded words (batch_size, num_words, dim), mask and transitions (or None).
-Side = Tuple[torch.Tensor, torch.Tensor, Optional[torch.Tensor]]
+Side = SentenceBatch
 # Input encoding of one side: its states (batch_size, length, dim), their mask
 # (batch_size, length) and whatever the composition layer needs from it (e.g. the trees).
 Encoding = Tuple[torch.Tensor, torch.Tensor, Any]
@@ -27,7 +29,7 @@ Composition = Tuple[torch.Tensor, torch.Tensor, List[torch.Tensor]]
 
 class EnhancedInferenceModel(Model):
     """The architecture of Chen et al. (2017), with the input encoding and the inference
-    composition left to subclasses (`_encode_input`, `_compose`).
+    composition left to subclasses (`_encode_inputs`, `_compose`).
 
     For premise states `a` and hypothesis states `b` (words or tree nodes):
     similarity `e_ij = a_i . b_j` (eq. 11, or any `MatrixAttention`), soft alignment `ã`, `b̃`
@@ -38,19 +40,33 @@ class EnhancedInferenceModel(Model):
     Dropout (a DROP rate) on the embedded words, on `m`, and on the pooled vector (the MLP's
     `FeedForward` has its own); the paper applies 0.5 "to all feedforward connections".
 
+    A subclass says which kinds of `encoder` and `inference_encoder` it takes (the type of
+    those two parameters in its constructor, which takes everything else as here) and how many
+    vectors of the inference encoder's size it pools (`pooled_vectors`); the sizes of the
+    parts are checked here.
+
     # Parameters
 
     vocab : `Vocabulary`
     text_field_embedder : `TextFieldEmbedder`
     projection_feedforward : `FeedForward`
-        `F`: from 4 x the input encoding's size to the composition layer's input size.
+        `F`: from 4 x `encoder`'s output size to `inference_encoder`'s input size.
     output_feedforward : `FeedForward`
-        The MLP on the pooled vector.
+        The MLP on the pooled vector (input `pooled_vectors` x `inference_encoder`'s output
+        size).
     similarity : `MatrixAttention`, optional (default = `DotProductMatrixAttention()`)
     dropout : `float`, optional (default = `0.5`)
     label_namespace : `str`, optional (default = `"labels"`)
     initializer : `InitializerApplicator`, optional (default = `None`)
+    encoder : `Seq2SeqEncoder` or `TreeNodeEncoder`
+        The input encoding.
+    inference_encoder : `Seq2SeqEncoder` or `TreeNodeEncoder`
+        The inference composition.
     """
+
+    # Vectors of the inference encoder's size in the pooled vector: average and max of each
+    # side (eq. 18-20), plus whatever else the composition adds.
+    pooled_vectors = 4
 
     def __init__(
         self,
@@ -62,6 +78,11 @@ class EnhancedInferenceModel(Model):
         dropout: float = 0.5,
         label_namespace: str = "labels",
         initializer: Optional[InitializerApplicator] = None,
+        *,
+        # Last: AllenNLP builds the parts in this order, and the order of their random
+        # initialisations is what a seed reproduces.
+        encoder: Union[Seq2SeqEncoder, TreeNodeEncoder],
+        inference_encoder: Union[Seq2SeqEncoder, TreeNodeEncoder],
         **kwargs,
     ) -> None:
         super().__init__(vocab, **kwargs)
@@ -75,40 +96,34 @@ class EnhancedInferenceModel(Model):
             output_feedforward.get_output_dim(), vocab.get_vocab_size(label_namespace)
         )
         self._accuracy = CategoricalAccuracy()
-        self._initializer = initializer
-
-    def _check_dimensions(
-        self, encoder_input: int, encoding: int, composition_input: int, pooled: int
-    ) -> None:
-        """Subclasses call this with their layers' sizes, then `_initialize()`."""
+        self._encoder = encoder
+        self._inference_encoder = inference_encoder
         check_dimensions_match(
-            self._embedder.get_output_dim(),
-            encoder_input,
+            text_field_embedder.get_output_dim(),
+            encoder.get_input_dim(),
             "text field embedding dim",
             "encoder input dim",
         )
         check_dimensions_match(
-            4 * encoding,
-            self._projection_feedforward.get_input_dim(),
+            4 * encoder.get_output_dim(),
+            projection_feedforward.get_input_dim(),
             "4 x encoder output dim",
             "projection feedforward input dim",
         )
         check_dimensions_match(
-            self._projection_feedforward.get_output_dim(),
-            composition_input,
+            projection_feedforward.get_output_dim(),
+            inference_encoder.get_input_dim(),
             "projection feedforward output dim",
             "inference encoder input dim",
         )
         check_dimensions_match(
-            pooled,
-            self._output_feedforward.get_input_dim(),
+            self.pooled_vectors * inference_encoder.get_output_dim(),
+            output_feedforward.get_input_dim(),
             "pooled vector dim",
             "output feedforward input dim",
         )
-
-    def _initialize(self) -> None:
-        if self._initializer is not None:
-            self._initializer(self)
+        if initializer is not None:
+            initializer(self)
 
     def _encode_inputs(self, sides: List[Side]) -> List[Encoding]:
         """Input encoding (eq. 1-2 or 3) of each side: embedded words, shape (batch_size,
@@ -178,14 +193,17 @@ class EnhancedInferenceModel(Model):
         output: Dict[str, Any] = {"logits": logits, "probs": torch.softmax(logits, dim=-1)}
         if metadata is not None:
             output["metadata"] = metadata
-        self._add_to_output(output, encodings)
+        self._add_to_output(output, sides, encodings)
         if label is not None:
             output["loss"] = nn.functional.cross_entropy(logits, label.long().view(-1))
             self._accuracy(logits, label)
         return output
 
-    def _add_to_output(self, output: Dict[str, Any], encodings: List[Encoding]) -> None:
-        """Subclasses add what their encodings show (e.g. the trees)."""
+    def _add_to_output(
+        self, output: Dict[str, Any], sides: List[Side], encodings: List[Encoding]
+    ) -> None:
+        """Subclasses add what their encodings show (e.g. the trees and where they came
+        from)."""
 
     def make_output_human_readable(self, output_dict: Dict[str, Any]) -> Dict[str, Any]:
         labels = self.vocab.get_index_to_token_vocabulary(self._label_namespace)

@@ -1,13 +1,10 @@
-from typing import List, Optional, Tuple
+from typing import List
 
 import torch
-from allennlp.data import Vocabulary
 from allennlp.models import Model
-from allennlp.modules import FeedForward, Seq2SeqEncoder, TextFieldEmbedder
-from allennlp.modules.matrix_attention import MatrixAttention
-from allennlp.nn import InitializerApplicator
+from allennlp.modules import Seq2SeqEncoder
 
-from spinn_allennlp.core.batching import concat_padded
+from spinn_allennlp.modules.tree_encoder import stack_batches
 from spinn_allennlp.pair_classification.models.enhanced_inference import (
     Composition,
     Encoding,
@@ -29,61 +26,28 @@ class EsimNli(EnhancedInferenceModel):
 
     # Parameters
 
-    vocab : `Vocabulary`
-    text_field_embedder : `TextFieldEmbedder`
     encoder : `Seq2SeqEncoder`
         The input encoding (a BiLSTM in the paper).
-    projection_feedforward : `FeedForward`
-        `F`, from 4 x `encoder`'s output size to `inference_encoder`'s input size.
     inference_encoder : `Seq2SeqEncoder`
-        The inference composition (a BiLSTM in the paper).
-    output_feedforward : `FeedForward`
-        The MLP on the pooled vector (input 4 x `inference_encoder`'s output size).
-    similarity : `MatrixAttention`, optional (default = `DotProductMatrixAttention()`)
-    dropout : `float`, optional (default = `0.5`)
-    label_namespace : `str`, optional (default = `"labels"`)
-    initializer : `InitializerApplicator`, optional (default = `None`)
+        The inference composition (a BiLSTM in the paper); `output_feedforward` takes 4 x its
+        output size.
+    **kwargs
+        The other parameters of `EnhancedInferenceModel`.
     """
 
+    _encoder: Seq2SeqEncoder
+    _inference_encoder: Seq2SeqEncoder
+
     def __init__(
-        self,
-        vocab: Vocabulary,
-        text_field_embedder: TextFieldEmbedder,
-        encoder: Seq2SeqEncoder,
-        projection_feedforward: FeedForward,
-        inference_encoder: Seq2SeqEncoder,
-        output_feedforward: FeedForward,
-        similarity: Optional[MatrixAttention] = None,
-        dropout: float = 0.5,
-        label_namespace: str = "labels",
-        initializer: Optional[InitializerApplicator] = None,
-        **kwargs,
+        self, encoder: Seq2SeqEncoder, inference_encoder: Seq2SeqEncoder, **kwargs
     ) -> None:
-        super().__init__(
-            vocab,
-            text_field_embedder,
-            projection_feedforward,
-            output_feedforward,
-            similarity=similarity,
-            dropout=dropout,
-            label_namespace=label_namespace,
-            initializer=initializer,
-            **kwargs,
-        )
-        self._encoder = encoder
-        self._inference_encoder = inference_encoder
-        self._check_dimensions(
-            encoder.get_input_dim(),
-            encoder.get_output_dim(),
-            inference_encoder.get_input_dim(),
-            4 * inference_encoder.get_output_dim(),
-        )
-        self._initialize()
+        super().__init__(encoder=encoder, inference_encoder=inference_encoder, **kwargs)
 
     def _encode_inputs(self, sides: List[Side]) -> List[Encoding]:
         # Premises and hypotheses through the BiLSTM in one call: max(lengths) steps, not the
         # sum (padding rows of the shorter side are masked, so each side is as if alone).
-        states = _one_call(self._encoder, [(embedded, mask) for embedded, mask, _ in sides])
+        stacked = stack_batches([(embedded, mask, None) for embedded, mask, _ in sides])
+        states = stacked.split_positions(self._encoder(stacked.inputs, stacked.mask))
         # Shape: (batch_size, num_words, encoder_dim) each.
         return [(side_states, mask, None) for side_states, (_, mask, _) in zip(states, sides)]
 
@@ -91,17 +55,7 @@ class EsimNli(EnhancedInferenceModel):
         self, projected: List[torch.Tensor], encodings: List[Encoding]
     ) -> List[Composition]:
         masks = [mask for _, mask, _ in encodings]
-        states = _one_call(self._inference_encoder, list(zip(projected, masks)))
+        stacked = stack_batches([(side, mask, None) for side, mask in zip(projected, masks)])
+        states = stacked.split_positions(self._inference_encoder(stacked.inputs, stacked.mask))
         # Shape: (batch_size, num_words, inference_dim) each.
         return [(side_states, mask, []) for side_states, mask in zip(states, masks)]
-
-
-def _one_call(
-    encoder: Seq2SeqEncoder, batches: List[Tuple[torch.Tensor, torch.Tensor]]
-) -> List[torch.Tensor]:
-    """`encoder` over several (inputs, mask) batches stacked into one (padded to a common
-    width), its output cut back into each batch's rows and width."""
-    inputs = concat_padded([inputs for inputs, _ in batches], 0.0)
-    mask = concat_padded([mask for _, mask in batches], False)
-    outputs = encoder(inputs, mask).split([inputs.size(0) for inputs, _ in batches])
-    return [output[:, : inputs.size(1)] for output, (inputs, _) in zip(outputs, batches)]

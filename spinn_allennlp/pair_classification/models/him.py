@@ -96,10 +96,12 @@ class HimNli(Model):
         output: Dict[str, Any] = {"probs": probs, "logits": probs.log()}
         for name, out in outputs.items():
             output[f"{name}_probs"] = out["probs"]
-        for key in ("premise_transitions", "hypothesis_transitions"):
-            trees = [out[key] for out in outputs.values() if key in out]
-            if trees:
-                output[key] = trees[0]
+        # The trees (and where they came from) of the first member that composed over trees.
+        for side in ("premise", "hypothesis"):
+            for key in (f"{side}_transitions", f"{side}_transitions_source"):
+                trees = [out[key] for out in outputs.values() if key in out]
+                if trees:
+                    output[key] = trees[0]
         if metadata is not None:
             output["metadata"] = metadata
         if label is not None:

@@ -8,7 +8,6 @@ from allennlp.nn import InitializerApplicator, util
 from allennlp.training.metrics import CategoricalAccuracy
 from torch import nn
 
-from spinn_allennlp.core.output import GIVEN, SpinnOutput
 from spinn_allennlp.core.supervision import (
     parser_predictions,
     parser_types,
@@ -21,10 +20,12 @@ from spinn_allennlp.modules.input_checks import check_embedder_feeds_encoder
 from spinn_allennlp.modules.relu_mlp import mlp_output_dim, relu_mlp
 from spinn_allennlp.modules.tree_encoder import (
     SentenceBatch,
-    TreeEncoder,
     encode_together,
     given_trees,
     gold_like,
+    has_parser,
+    num_reduce_types,
+    transitions_source,
 )
 from spinn_allennlp.training.metrics import ParseMetrics
 
@@ -116,14 +117,14 @@ class SpinnNliClassifier(Model):
         nn.init.uniform_(self._output_layer.bias, -0.005, 0.005)
 
         self._accuracy = CategoricalAccuracy()
-        typed = isinstance(encoder, TreeEncoder) and encoder.num_reduce_types > 0
+        typed = num_reduce_types(encoder) > 0
         self._parse_metrics = ParseMetrics(labeled=typed and self.has_parser)
         if initializer is not None:
             initializer(self)
 
     @property
     def has_parser(self) -> bool:
-        return isinstance(self._encoder, TreeEncoder) and self._encoder.has_parser
+        return has_parser(self._encoder)
 
     def _sentence_batch(
         self, tokens: TextFieldTensors, transitions: Optional[torch.Tensor]
@@ -179,10 +180,9 @@ class SpinnNliClassifier(Model):
         for name, out, gold in sides:
             if out is not None:
                 output[f"{name}_transitions"] = out.transitions
-                output[f"{name}_transitions_source"] = [
-                    _source(out, gold, meta, self.has_parser)
-                    for meta in metadata or [{}] * p.size(0)
-                ]
+                output[f"{name}_transitions_source"] = transitions_source(
+                    out.mode, gold is not None, metadata, p.size(0), self.has_parser
+                )
 
         if label is not None:
             loss = nn.functional.cross_entropy(logits, label.long().view(-1))
@@ -233,18 +233,3 @@ class SpinnNliClassifier(Model):
         return metrics
 
     default_predictor = "spinn_nli"
-
-
-def _source(
-    out: SpinnOutput, given: Optional[torch.Tensor], metadata: Dict[str, Any], has_parser: bool
-) -> str:
-    """Which tree the encoder composed over, for the human-readable output."""
-    if out.mode != GIVEN:
-        return out.mode  # "predicted" by its own parser, or "mixed"
-    # The reader's transitions: the corpus's parse ("gold") or a tree source's; "none" for a
-    # line without a parse next to lines with one.
-    source = str(metadata.get("transitions_source", "gold"))
-    if given is None or source == "none":
-        # In training, a parser follows its own parse where it has no gold one.
-        return "predicted" if has_parser else "balanced default tree"
-    return source

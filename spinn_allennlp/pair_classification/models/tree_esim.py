@@ -1,16 +1,12 @@
-from typing import Any, Dict, List, Optional
+from typing import Any, Dict, List
 
 import torch
-from allennlp.data import Vocabulary
 from allennlp.models import Model
-from allennlp.modules import FeedForward, TextFieldEmbedder
-from allennlp.modules.matrix_attention import MatrixAttention
-from allennlp.nn import InitializerApplicator
 
-from spinn_allennlp.core.batching import concat_padded
-from spinn_allennlp.core.transitions import PAD
+from spinn_allennlp.core.output import GIVEN
 from spinn_allennlp.data.dataset_readers import LEFT_PAD_TOKEN
 from spinn_allennlp.data.trees import readable_tree
+from spinn_allennlp.modules.tree_encoder import stack_batches, transitions_source
 from spinn_allennlp.modules.tree_node_encoder import TreeNodeEncoder, TreeNodes
 from spinn_allennlp.pair_classification.models.enhanced_inference import (
     Composition,
@@ -40,111 +36,70 @@ class TreeEsimNli(EnhancedInferenceModel):
 
     # Parameters
 
-    vocab : `Vocabulary`
-    text_field_embedder : `TextFieldEmbedder`
     encoder : `TreeNodeEncoder`
         The input encoding.
-    projection_feedforward : `FeedForward`
-        `F`, from 4 x `encoder`'s output size to `inference_encoder`'s input size.
     inference_encoder : `TreeNodeEncoder`
         The inference composition, over the same trees; called with node inputs only, so its
-        `learned_constituent_input` should be false.
-    output_feedforward : `FeedForward`
-        The MLP on the pooled vector (input 6 x `inference_encoder`'s output size).
-    similarity : `MatrixAttention`, optional (default = `DotProductMatrixAttention()`)
-    dropout : `float`, optional (default = `0.5`)
-    label_namespace : `str`, optional (default = `"labels"`)
-    initializer : `InitializerApplicator`, optional (default = `None`)
+        `learned_constituent_input` should be false. `output_feedforward` takes 6 x its output
+        size.
+    **kwargs
+        The other parameters of `EnhancedInferenceModel`.
     """
 
+    pooled_vectors = 6  # average and max of each side's nodes, and the two roots' states
+
+    _encoder: TreeNodeEncoder
+    _inference_encoder: TreeNodeEncoder
+
     def __init__(
-        self,
-        vocab: Vocabulary,
-        text_field_embedder: TextFieldEmbedder,
-        encoder: TreeNodeEncoder,
-        projection_feedforward: FeedForward,
-        inference_encoder: TreeNodeEncoder,
-        output_feedforward: FeedForward,
-        similarity: Optional[MatrixAttention] = None,
-        dropout: float = 0.5,
-        label_namespace: str = "labels",
-        initializer: Optional[InitializerApplicator] = None,
-        **kwargs,
+        self, encoder: TreeNodeEncoder, inference_encoder: TreeNodeEncoder, **kwargs
     ) -> None:
-        super().__init__(
-            vocab,
-            text_field_embedder,
-            projection_feedforward,
-            output_feedforward,
-            similarity=similarity,
-            dropout=dropout,
-            label_namespace=label_namespace,
-            initializer=initializer,
-            **kwargs,
-        )
-        self._encoder = encoder
-        self._inference_encoder = inference_encoder
-        self._check_dimensions(
-            encoder.get_input_dim(),
-            encoder.get_output_dim(),
-            inference_encoder.get_input_dim(),
-            6 * inference_encoder.get_output_dim(),
-        )
-        self._initialize()
+        super().__init__(encoder=encoder, inference_encoder=inference_encoder, **kwargs)
 
     def _encode_inputs(self, sides: List[Side]) -> List[Encoding]:
         # Premises and hypotheses through the encoder in one call: one pass over the levels of
         # the taller tree instead of one per side, each level a single larger composition.
-        sizes = [embedded.size(0) for embedded, _, _ in sides]
-        embedded = concat_padded([embedded for embedded, _, _ in sides], 0.0)
-        mask = concat_padded([mask for _, mask, _ in sides], False)
-        given = [transitions for _, _, transitions in sides if transitions is not None]
-        transitions: Optional[torch.Tensor] = None  # none: the balanced tree for every sentence
-        if len(given) == len(sides):
-            transitions = concat_padded(given, PAD)
-        elif given:
-            raise ValueError("give transitions for both premise and hypothesis, or for neither")
-        nodes = self._encoder(embedded, mask, transitions).split(sizes)
+        # Without transitions: the balanced tree for every sentence.
+        stacked = stack_batches(sides)
+        nodes = self._encoder(stacked.inputs, stacked.mask, stacked.transitions)
         # Shape: (batch_size, num_nodes, encoder_dim) each.
-        return [(side.states, side.mask, side) for side in nodes]
+        return [(side.states, side.mask, side) for side in nodes.split(stacked.sizes)]
 
     def _compose(
         self, projected: List[torch.Tensor], encodings: List[Encoding]
     ) -> List[Composition]:
+        # Every node takes its own projected vector, over the same trees, again in one call.
         trees: List[TreeNodes] = [encoding[2] for encoding in encodings]
-        nodes = self._inference_encoder.encode_node_inputs(
-            concat_padded(projected, 0.0), concat_padded([t.transitions for t in trees], PAD)
-        ).split([side.size(0) for side in projected])
+        stacked = stack_batches(
+            [(side, tree.mask, tree.transitions) for side, tree in zip(projected, trees)]
+        )
+        assert stacked.transitions is not None  # the trees the input encoding followed
+        nodes = self._inference_encoder.encode_node_inputs(stacked.inputs, stacked.transitions)
         # Shape: (batch_size, num_nodes, inference_dim); roots (batch_size, inference_dim).
-        return [(side.states, side.mask, [side.roots]) for side in nodes]
+        return [(side.states, side.mask, [side.roots]) for side in nodes.split(stacked.sizes)]
 
-    def _add_to_output(self, output: Dict[str, Any], encodings: List[Encoding]) -> None:
-        for name, (_, _, nodes) in zip(("premise", "hypothesis"), encodings):
+    def _add_to_output(
+        self, output: Dict[str, Any], sides: List[Side], encodings: List[Encoding]
+    ) -> None:
+        metadata = output.get("metadata")
+        for name, (_, _, given), (_, _, nodes) in zip(("premise", "hypothesis"), sides, encodings):
             output[f"{name}_transitions"] = nodes.transitions
+            output[f"{name}_transitions_source"] = transitions_source(
+                GIVEN, given is not None, metadata, nodes.transitions.size(0)
+            )
 
     def make_output_human_readable(self, output_dict: Dict[str, Any]) -> Dict[str, Any]:
         return add_readable_trees(super().make_output_human_readable(output_dict))
 
 
 def add_readable_trees(output_dict: Dict[str, Any]) -> Dict[str, Any]:
-    """Adds `premise_tree`/`hypothesis_tree` (bracketed) and `*_transitions_source` from the
-    output's `*_transitions` and `metadata` (when there is metadata)."""
+    """Adds `premise_tree`/`hypothesis_tree` (bracketed) from the output's `*_transitions` and
+    `metadata` (when there is metadata)."""
     if "metadata" in output_dict:
         for name in ("premise", "hypothesis"):
             transitions = output_dict[f"{name}_transitions"].cpu()
-            metadata = output_dict["metadata"]
             output_dict[f"{name}_tree"] = [
                 readable_tree(meta[f"{name}_tokens"], row.tolist(), LEFT_PAD_TOKEN)
-                for row, meta in zip(transitions, metadata)
-            ]
-            output_dict[f"{name}_transitions_source"] = [
-                transitions_source(meta, name) for meta in metadata
+                for row, meta in zip(transitions, output_dict["metadata"])
             ]
     return output_dict
-
-
-def transitions_source(metadata: Dict[str, Any], side: str) -> str:
-    """Which tree a side was composed over: the reader's source ("gold", a tree source's name)
-    or, when the reader gave none, the encoder's balanced default tree."""
-    source = metadata.get(f"{side}_transitions_source", metadata.get("transitions_source"))
-    return "balanced default tree" if source in (None, "none") else str(source)

@@ -8,9 +8,8 @@ from allennlp.nn import InitializerApplicator, util
 from allennlp.training.metrics import PearsonCorrelation, SpearmanCorrelation
 from torch import nn
 
-from spinn_allennlp.modules.dependency_tree_encoder import DependencyTreeEncoder
 from spinn_allennlp.modules.input_checks import check_embedder_feeds_encoder
-from spinn_allennlp.modules.tree_encoder import TreeEncoder
+from spinn_allennlp.modules.tree_encoder import encode
 from spinn_allennlp.training.metrics import MeanSquaredError
 
 
@@ -95,11 +94,7 @@ class TreeRelatedness(Model):
         # Shape: (batch_size, num_tokens, embedding_dim)
         embedded = self._embedder(tokens)
         mask = util.get_text_field_mask(tokens)
-        if isinstance(self._encoder, TreeEncoder):
-            return self._encoder.encode(embedded, mask, transitions).sentence
-        if isinstance(self._encoder, DependencyTreeEncoder):
-            return self._encoder.encode(embedded, mask, heads).sentence
-        return self._encoder(embedded, mask)
+        return encode(self._encoder, embedded, mask, transitions, heads=heads).sentence
 
     def forward(
         self,

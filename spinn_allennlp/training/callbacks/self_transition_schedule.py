@@ -64,7 +64,7 @@ class SelfTransitionSchedule(TrainerCallback):
 
     def on_start(self, trainer, is_primary: bool = True, **kwargs) -> None:
         self._encoders = [m for m in trainer.model.modules() if isinstance(m, SpinnEncoder)]
-        if not any(encoder.predict_transitions for encoder in self._encoders):
+        if not any(encoder.has_parser for encoder in self._encoders):
             raise ConfigurationError(
                 "self_transition_schedule needs a spinn encoder with predict_transitions"
             )
@@ -91,7 +91,7 @@ class SelfTransitionSchedule(TrainerCallback):
     def _apply(self) -> None:
         value = self.probability(self.batches_completed)
         for encoder in self._encoders:
-            if encoder.predict_transitions:
+            if encoder.has_parser:
                 encoder.self_transition_prob = value
 
     def state_dict(self) -> Dict[str, Any]:

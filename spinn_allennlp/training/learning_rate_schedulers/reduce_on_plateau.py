@@ -64,22 +64,22 @@ class ReduceOnPlateau(LearningRateScheduler):
             raise ConfigurationError(
                 f'reduce_on_plateau: threshold_mode must be "rel" or "abs", not {threshold_mode!r}'
             )
-        # Not `LearningRateScheduler.__init__`: torch's scheduler keeps the state, as in
-        # AllenNLP's wrappers of torch schedulers.
-        self.lr_scheduler = torch.optim.lr_scheduler.ReduceLROnPlateau(
+        lr_scheduler = torch.optim.lr_scheduler.ReduceLROnPlateau(
             optimizer=optimizer,
-            mode=mode,  # type: ignore[arg-type]  # checked above
+            mode=mode,  # type: ignore[arg-type]
             factor=factor,
             patience=patience,
-            threshold_mode=threshold_mode,  # type: ignore[arg-type]  # checked above
+            threshold_mode=threshold_mode,  # type: ignore[arg-type]
             threshold=threshold,
             cooldown=cooldown,
             min_lr=min_lr,
             eps=eps,
         )
+        # Not LearningRateScheduler.__init__: PyTorch's scheduler owns the learning rates.
+        self.lr_scheduler = lr_scheduler
 
-    def get_values(self) -> List[float]:
-        return [float(lr) for lr in self.lr_scheduler.get_last_lr()]
+    def get_values(self):
+        return self.lr_scheduler.get_last_lr()
 
     def step(self, metric: Optional[float] = None) -> None:
         if metric is None:
@@ -87,11 +87,15 @@ class ReduceOnPlateau(LearningRateScheduler):
                 "reduce_on_plateau needs a validation metric each epoch: give the trainer "
                 "validation data (validation_data_path)"
             )
-        before = [group["lr"] for group in self.lr_scheduler.optimizer.param_groups]
+        groups = self.lr_scheduler.optimizer.param_groups
+        before = [group["lr"] for group in groups]
         self.lr_scheduler.step(metric)
-        after = [group["lr"] for group in self.lr_scheduler.optimizer.param_groups]
+        after = [group["lr"] for group in groups]
         if after != before:
             logger.info("reduce_on_plateau: learning rate %s -> %s", before, after)
+
+    def step_batch(self, batch_num_total: Optional[int] = None) -> None:
+        pass  # the schedule moves once per epoch
 
     def state_dict(self) -> Dict[str, Any]:
         return self.lr_scheduler.state_dict()

@@ -68,6 +68,31 @@ def test_model4_trains_its_parser_from_the_label_alone():
     assert classifier.weight.grad is not None and classifier.weight.grad.abs().sum() > 0
 
 
+def test_reinforce_samples_trees_in_training_and_parses_greedily_in_evaluation():
+    model, batch = model_and_batch("spinn_reinforce")
+    model.train()
+    torch.manual_seed(0)
+    output = model(**batch)
+    assert output["transitions_source"][0] == "sampled"
+    output["loss"].backward()
+    classifier = model._encoder.spinn.tracker.transition_classifier
+    assert classifier.weight.grad is not None and classifier.weight.grad.abs().sum() > 0
+    # Without the REINFORCE term nothing reaches the parser's classifier: no transition loss,
+    # and a sampled tree's choices are not differentiable.
+    model.zero_grad()
+    policy_gradient, model._policy_gradient = model._policy_gradient, None
+    model.train()
+    sampled = model._encoder.encode(
+        model._embedder(batch["tokens"]),
+        batch["tokens"]["tokens"]["tokens"] > 0,
+        policy=policy_gradient.policy(),
+    )
+    sampled.sentence.sum().backward()
+    assert classifier.weight.grad is None or classifier.weight.grad.abs().sum() == 0
+    model.eval()
+    assert model(**batch)["transitions_source"][0] == "predicted"
+
+
 def test_model3_adds_the_transition_loss():
     model, batch = model_and_batch("spinn_model3")
     model.train()

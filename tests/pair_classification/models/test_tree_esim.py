@@ -1,8 +1,12 @@
 """The syntactic tree-LSTM inference model (Chen et al. 2017) on its shipped config, at small
 sizes, on real SNLI lines."""
 
+import pytest
 import torch
+from allennlp.common import Params
+from allennlp.common.checks import ConfigurationError
 from allennlp.data import Batch
+from allennlp.models import Model
 
 from spinn_allennlp.core.transitions import PAD
 from spinn_allennlp.data.tree_sources import RightBranchingTrees
@@ -62,3 +66,14 @@ class TestTreeEsim(SpinnModelTestCase):
         output = self.model.make_output_human_readable(self.model(**other.as_tensor_dict()))
         assert set(output["premise_transitions_source"]) == {"right_branching"}
         assert not torch.allclose(output["probs"], gold)
+
+    def test_esim_and_the_tree_model_check_their_own_pooled_size(self):
+        """One constructor builds both; each pools its own number of vectors of the inference
+        encoder's size (ESIM 4: average and max per side; the tree model 6: and the roots)."""
+        for variant, wrong in (("esim", 60), ("tree_esim", 40)):
+            overrides = attention_small_overrides(
+                variant, **{"model.output_feedforward.input_dim": wrong}
+            )
+            params = Params.from_file(str(snli_config(variant)), as_json(overrides))
+            with pytest.raises(ConfigurationError, match="pooled vector dim"):
+                Model.from_params(vocab=self.vocab, params=params["model"])

@@ -43,14 +43,15 @@ The discrete tree the soft pass prefers (``SpinnOutput.transitions``) follows th
 transition at each step, restricted to legal moves of a discrete stack run alongside.
 """
 
-from typing import Callable, List, Optional
+from typing import List
 
 import torch
-from torch import nn
 
-from spinn_allennlp.core.batching import check_given_transitions, checked_mask, fit_width
-from spinn_allennlp.core.cells import Composition, Tracker
-from spinn_allennlp.core.output import SOFT, SpinnOutput
+from spinn_allennlp.core.batch import PreparedBatch
+from spinn_allennlp.core.batching import check_given_transitions
+from spinn_allennlp.core.output import SpinnOutput
+from spinn_allennlp.core.parts import SpinnParts
+from spinn_allennlp.core.policies import Step, TransitionPolicy
 from spinn_allennlp.core.tape import WriteOnceTape
 from spinn_allennlp.core.transitions import PAD, REDUCE, SHIFT
 
@@ -145,57 +146,36 @@ def _levels_so_far(levels: torch.Tensor, batch_size: int, t: int) -> torch.Tenso
     return levels.view(batch_size, -1)[:, :t]
 
 
-def soft_forward(
-    leaves: Callable[[torch.Tensor, torch.Tensor], torch.Tensor],
-    compose: Composition,
-    tracker: Tracker,
-    inputs: torch.Tensor,
-    mask: torch.Tensor,
-    transitions: Optional[torch.Tensor] = None,
-    return_nodes: bool = False,
-    type_embedding: Optional[nn.Embedding] = None,
-    type_classifier: Optional[nn.Linear] = None,
+def run_soft_stack(
+    batch: PreparedBatch, parts: SpinnParts, policy: TransitionPolicy
 ) -> SpinnOutput:
-    """SPINN with a soft stack and buffer, the parser's probabilities as strengths.
-
-    inputs: (B, N, input_dim) word vectors; mask: (B, N), True on real words, which come
-    first; ``leaves(inputs, mask)`` gives the buffer's node rows of the real words (eq. 4).
-    ``tracker`` must have a transition classifier. With ``transitions`` (B, T') the strengths
-    are their one-hot values instead of the parser's (the classifier still runs and its logits
-    are returned): the soft stack driven by given trees, which equals the thin stack. With typed
-    REDUCE (``type_embedding`` and ``type_classifier``), the composition's type input is the
-    expected type embedding under the type classifier's probabilities.
+    """SPINN with a soft stack and buffer, the strengths of REDUCE given by ``policy`` at each
+    step (:class:`SoftStrengths`: the parser's probabilities, or the one-hot values of given
+    transitions, the soft stack driven by given trees, which equals the thin stack; the
+    parser still runs and its logits are returned). With typed REDUCE the composition's type
+    input is the expected type embedding under the type classifier's probabilities.
     """
-    if (type_embedding is None) != (type_classifier is None):
-        raise ValueError("typed REDUCE on the soft stack needs a type classifier")
-    if tracker.transition_classifier is None:
+    tracker = parts.tracker
+    if tracker is None or tracker.transition_classifier is None:
         raise ValueError("the soft stack needs a parser (a tracker with a transition classifier)")
-    device = inputs.device
-    batch_size, max_tokens = mask.shape
-    mask, lengths = checked_mask(mask)
-    num_steps = (2 * lengths - 1).clamp(min=0)
+    if (parts.type_embedding is None) != (parts.type_classifier is None):
+        raise ValueError("typed REDUCE on the soft stack needs a type classifier")
+    lengths, num_steps = batch.lengths, batch.num_steps
+    transitions = batch.transitions
     if transitions is not None:
         given = check_given_transitions(transitions, lengths)
         if bool((given != num_steps).any()):
             raise ValueError("the soft stack follows one tree per sentence: 2N - 1 transitions")
-    total_steps = int(num_steps.max()) if batch_size else 0
-    if batch_size == 0 or total_steps == 0:
-        return SpinnOutput(
-            inputs.new_zeros(batch_size, compose.hidden_dim),
-            transitions=torch.full((batch_size, total_steps), PAD, dtype=torch.long, device=device),
-            mode=SOFT,
-        )
-    if transitions is not None:
-        transitions = fit_width(transitions.long(), total_steps)
-
-    rows_per_sentence = 1 + max_tokens + total_steps
-    base = torch.arange(batch_size, device=device) * rows_per_sentence  # each sentence's zero row
-    values = WriteOnceTape(
-        batch_size * rows_per_sentence, compose.node_dim, like=inputs, zero_rows=base
+    inputs, device = batch.inputs, batch.device
+    batch_size, max_tokens, total_steps = batch.batch_size, batch.max_tokens, batch.total_steps
+    compose, type_embedding, type_classifier = (
+        parts.compose,
+        parts.type_embedding,
+        parts.type_classifier,
     )
+    base = batch.base  # each sentence's zero row; its buffer and elements follow
+    values = batch.tape
     levels = WriteOnceTape(batch_size * total_steps, 1, like=inputs)
-    buffer_rows = base.unsqueeze(1) + 1 + torch.arange(max_tokens, device=device)
-    values.write(buffer_rows[mask], leaves(inputs, mask))
     first_element = base + 1 + max_tokens
     first_level = torch.arange(batch_size, device=device) * total_steps
     hidden = compose.hidden
@@ -236,10 +216,15 @@ def soft_forward(
             hidden(buffer_top), hidden(top), hidden(second), tracker_state
         )
         all_logits.append(logits)
-        if transitions is not None:
-            reduce_raw = (transitions[:, t] == REDUCE).to(inputs.dtype)
-        else:
-            reduce_raw = torch.softmax(logits, dim=-1)[:, REDUCE]
+        type_logits = None if type_classifier is None else type_classifier(tracker_state[0])
+        step = Step(
+            t,
+            logits,
+            type_logits,
+            given=None if transitions is None else transitions[:, t],
+            given_types=None,
+        )
+        reduce_raw = policy.reduce_strength(step)
         # Legal moves: no word left -> REDUCE; fewer than two units on the stack -> SHIFT.
         has_word = (float_lengths - consumed).clamp(0, 1)
         two_items = (height - 1).clamp(0, 1)
@@ -247,13 +232,12 @@ def soft_forward(
         shift = 1 - reduce
         all_reduce.append(torch.where(active, reduce, 0))
 
-        extra = tracker_state[0]
-        if type_embedding is not None and type_classifier is not None:
-            type_logits = type_classifier(extra)
+        type_vector = None
+        if type_logits is not None and type_embedding is not None:
             all_type_logits.append(type_logits)
-            type_probabilities = torch.softmax(type_logits, dim=-1)
-            extra = torch.cat([extra, type_probabilities @ type_embedding.weight], dim=-1)
-        composed = compose(second, top, extra)
+            # The expected type embedding under the classifier's probabilities.
+            type_vector = torch.softmax(type_logits, dim=-1) @ type_embedding.weight
+        composed = compose(second, top, parts.extra_input(tracker_state[0], None, type_vector))
         pushed = shift.unsqueeze(1) * buffer_top + reduce.unsqueeze(1) * composed
         new_level = torch.relu(height - 2 * reduce)
         # After the sentence's end, push a copy of the top at its level: nothing changes.
@@ -277,14 +261,14 @@ def soft_forward(
         sentence=hidden(last),
         transitions=torch.stack(preferred, dim=1),
         transition_logits=torch.stack(all_logits, dim=1),
-        mode=SOFT,
+        mode=policy.mode,
     )
     output.reduce_strengths = torch.stack(all_reduce, dim=1)
     if all_type_logits:
         output.reduce_type_logits = torch.stack(all_type_logits, dim=1)
         preferred_types = output.reduce_type_logits.argmax(dim=-1)
         output.reduce_types = torch.where(output.transitions == REDUCE, preferred_types, PAD)
-    if return_nodes:
+    if batch.return_nodes:
         element_rows = first_element.unsqueeze(1) + torch.arange(total_steps, device=device)
         nodes = values.read(element_rows.flatten())
         output.node_states = nodes.view(batch_size, total_steps, compose.node_dim)

@@ -1,0 +1,168 @@
+"""One prepared batch: what every runner needs before its first step, made once.
+
+:func:`prepare_batch` checks the inputs (word vectors, mask, transitions, REDUCE types, node
+inputs), decides each sentence's number of steps, orders the sentences longest first and lays
+out the write-once tape (``tape.py``) that holds every node of the pass, with the leaves (the
+buffer) already written. The thin stack, the level-wise runner and the soft stack all start
+from it (``runners/``).
+
+The tape: sentence ``b`` owns the block of ``R = 1 + N + T`` rows starting at ``base[b]``
+(``N`` words and ``T`` steps of the batch's longest):
+
+* ``base[b]`` is a zero node, read wherever there is nothing to read (an empty stack or
+  buffer, a PAD step);
+* ``base[b] + 1 + j`` is word ``j``, the buffer (rows of padding words are never written);
+* ``base[b] + 1 + N + t`` is the node made at step ``t`` (a REDUCE writes it; a SHIFT pushes
+  a pointer to its word's row instead of copying it).
+
+Blocks are in longest-first order (``base[b] = rank[b] * R``), so a runner that works on the
+sentences still running at step t, a prefix of that order, reads and writes a prefix of the
+tape.
+"""
+
+from dataclasses import dataclass
+from typing import Callable, Optional
+
+import torch
+
+from spinn_allennlp.core.batching import (
+    check_given_transitions,
+    check_transition_values,
+    check_transitions_tensor,
+    check_word_vectors,
+    checked_mask,
+    default_transitions,
+    fit_width,
+)
+from spinn_allennlp.core.tape import WriteOnceTape
+
+# (inputs, mask) -> the node rows of the real words, in mask order (eq. 4's projection).
+Leaves = Callable[[torch.Tensor, torch.Tensor], torch.Tensor]
+
+
+@dataclass
+class PreparedBatch:
+    """A checked batch of ``B`` sentences of up to ``N`` words, ``T`` steps at most."""
+
+    # Shapes: (B, N, input_dim), (B, N) bool with real words first, (B,).
+    inputs: torch.Tensor
+    mask: torch.Tensor
+    lengths: torch.Tensor
+    # Shape: (B,). The steps each sentence takes: its given transitions' when the policy
+    # follows them, 2 * length - 1 otherwise (0 for an empty sentence).
+    num_steps: torch.Tensor
+    total_steps: int
+    # Shape: (B, T), long, PAD after each sentence's end: the given transitions (the balanced
+    # tree when the policy follows given transitions and none were passed), or None.
+    transitions: Optional[torch.Tensor]
+    # Shape: (B, T), long: the type of each given REDUCE (-1 elsewhere), or None.
+    reduce_types: Optional[torch.Tensor]
+    # Shape: (B, T'', node_input_dim), T'' >= T: the input of the node made at each step.
+    node_inputs: Optional[torch.Tensor]
+    # Whether the output should carry every node's state.
+    return_nodes: bool
+    # Shape: (B,). Sentence indices longest first (stable), and each sentence's place in it.
+    order: torch.Tensor
+    rank: torch.Tensor
+    # The tape layout (see the module docstring) and the tape, leaves written.
+    rows_per_sentence: int
+    base: torch.Tensor
+    tape: WriteOnceTape
+
+    @property
+    def batch_size(self) -> int:
+        return self.mask.size(0)
+
+    @property
+    def max_tokens(self) -> int:
+        return self.mask.size(1)
+
+    @property
+    def device(self) -> torch.device:
+        return self.inputs.device
+
+    def word_rows(self) -> torch.Tensor:
+        """Shape (B, N): the tape row of each word (padding words' rows are never written)."""
+        return self.base.unsqueeze(1) + 1 + torch.arange(self.max_tokens, device=self.device)
+
+    def step_rows(self) -> torch.Tensor:
+        """Shape (B, T): the tape row of the node made at each step."""
+        first = self.base + 1 + self.max_tokens
+        return first.unsqueeze(1) + torch.arange(self.total_steps, device=self.device)
+
+
+def prepare_batch(
+    inputs: torch.Tensor,
+    mask: torch.Tensor,
+    leaves: Leaves,
+    node_dim: int,
+    transitions: Optional[torch.Tensor] = None,
+    follow_given: bool = True,
+    reduce_types: Optional[torch.Tensor] = None,
+    node_inputs: Optional[torch.Tensor] = None,
+    return_nodes: bool = False,
+) -> PreparedBatch:
+    """Checks a batch and lays out its tape, writing the leaves with ``leaves``.
+
+    inputs: (B, N, input_dim) word vectors, finite at real words; mask: (B, N), True on real
+    words, which come first in each row. transitions: (B, T') SHIFT/REDUCE/PAD, integer. With
+    ``follow_given`` they are the trees to compose over (the balanced tree when None), checked
+    to be binary trees over each sentence's words (or the paper's left-padded forests);
+    otherwise they are only checked for their values (a mixing policy reads them, a parser's
+    loss scores against them) and every sentence takes 2N - 1 steps. Raises ValueError naming
+    the first bad sentence.
+    """
+    check_word_vectors(inputs, mask)
+    device = inputs.device
+    mask, lengths = checked_mask(mask)
+    batch_size, max_tokens = mask.shape
+    if transitions is not None:
+        check_transitions_tensor(transitions, batch_size)
+    if follow_given:
+        if transitions is None:
+            transitions = default_transitions(lengths)
+        num_steps = check_given_transitions(transitions, lengths).to(device)
+    else:
+        if transitions is not None:
+            # Any other value would act as a SHIFT unnoticed.
+            check_transition_values(transitions)
+        num_steps = (2 * lengths - 1).clamp(min=0)
+    total_steps = int(num_steps.max()) if batch_size else 0
+    if transitions is not None:
+        transitions = fit_width(transitions.long(), total_steps).to(device)
+    if reduce_types is not None:
+        reduce_types = fit_width(reduce_types.long().to(device), total_steps)
+    if node_inputs is not None and (node_inputs.dim() != 3 or node_inputs.size(1) < total_steps):
+        raise ValueError(
+            f"node_inputs must have shape (batch, at least {total_steps} steps, dim), "
+            f"got {tuple(node_inputs.shape)}"
+        )
+
+    # Longest first, as packed sequences; ties keep their order.
+    order = num_steps.argsort(descending=True, stable=True)
+    rank = torch.empty_like(order).index_copy_(0, order, torch.arange(batch_size, device=device))
+    rows_per_sentence = 1 + max_tokens + total_steps
+    base = rank * rows_per_sentence
+    tape = WriteOnceTape(batch_size * rows_per_sentence, node_dim, like=inputs, zero_rows=base)
+    batch = PreparedBatch(
+        inputs=inputs,
+        mask=mask,
+        lengths=lengths,
+        num_steps=num_steps,
+        total_steps=total_steps,
+        transitions=transitions,
+        reduce_types=reduce_types,
+        node_inputs=node_inputs,
+        return_nodes=return_nodes,
+        order=order,
+        rank=rank,
+        rows_per_sentence=rows_per_sentence,
+        base=base,
+        tape=tape,
+    )
+    if batch_size:
+        # The buffer, written once; padding words' rows are never read. (Written even when
+        # every sentence is empty: the output's zeros are then read from the tape, so they
+        # are part of the graph like any other pass's output.)
+        tape.write(batch.word_rows()[mask], leaves(inputs, mask))
+    return batch

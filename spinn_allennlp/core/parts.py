@@ -1,0 +1,66 @@
+"""The model's parts as a runner sees them: the layers a pass composes with, and the one place
+where the composition's extra input is assembled."""
+
+from dataclasses import dataclass
+from typing import Optional
+
+import torch
+from torch import nn
+
+from spinn_allennlp.core.batch import Leaves
+from spinn_allennlp.core.cells import Composition, Summaries, Tracker
+
+
+@dataclass
+class SpinnParts:
+    """What a runner needs of a model (``Spinn.parts()``); absent parts are None.
+
+    * ``leaves``: (inputs, mask) -> the buffer's node rows (eq. 4's projection, or the cell
+      with no children);
+    * ``compose``: the composition (TreeLSTM, TreeRNN), ``compose(left, right, extra)``;
+    * ``tracker``: the tracking LSTM (§3.3), with the parser's transition classifier when the
+      model has one (eq. 5);
+    * ``summaries``: LSTM summaries of the whole stack and buffer for the tracker (NSHRDLU
+      §3.1);
+    * ``type_embedding`` / ``type_classifier``: typed REDUCE (NSHRDLU §3.3);
+    * ``sparse_compose``: compose only the sentences that REDUCE at a step (True), every
+      running one (False), or choose by device (None: sparse on CPUs, and wherever the moves
+      are known in advance; whole batch on GPUs otherwise, where a host sync costs more).
+    """
+
+    leaves: Leaves
+    compose: Composition
+    tracker: Optional[Tracker] = None
+    summaries: Optional[Summaries] = None
+    type_embedding: Optional[nn.Embedding] = None
+    type_classifier: Optional[nn.Linear] = None
+    sparse_compose: Optional[bool] = None
+
+    @property
+    def node_dim(self) -> int:
+        return self.compose.node_dim
+
+    @property
+    def has_parser(self) -> bool:
+        return self.tracker is not None and self.tracker.transition_classifier is not None
+
+    def type_vector(self, types: Optional[torch.Tensor]) -> Optional[torch.Tensor]:
+        """The embedding of each REDUCE type (typed REDUCE), None otherwise; ``types`` may be
+        -1 where a sentence shifts (read as type 0, never used)."""
+        if self.type_embedding is None or types is None:
+            return None
+        return self.type_embedding(types.clamp(min=0))
+
+    def extra_input(
+        self,
+        tracker_state: Optional[torch.Tensor],
+        node_input: Optional[torch.Tensor] = None,
+        type_vector: Optional[torch.Tensor] = None,
+    ) -> Optional[torch.Tensor]:
+        """The composition's extra input, ``[tracker state; node input; type vector]`` with
+        the absent ones left out (None when all are): the only place it is assembled, so every
+        runner gives a composition the same layout its weights were trained with."""
+        pieces = [p for p in (tracker_state, node_input, type_vector) if p is not None]
+        if not pieces:
+            return None
+        return pieces[0] if len(pieces) == 1 else torch.cat(pieces, dim=-1)

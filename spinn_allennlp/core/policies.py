@@ -1,0 +1,265 @@
+"""Transition policies: what decides each step's transition (and REDUCE type).
+
+A runner (``runners/``) moves the stack; at every step it hands the policy a :class:`Step` —
+the parser's logits when the model has one, the given transitions when there are any, and
+which moves are legal — and applies the :class:`Choice` it gets back. The loop never asks which
+policy it runs, so a new way of choosing is one class:
+
+* :class:`Given` follows the given transitions (gold trees, a tree source's, or the balanced
+  default tree): SPINN-PI-NT, SPINN-PI, and the full SPINN under teacher forcing;
+* :class:`Greedy` follows the parser's most probable legal move: the full SPINN at test time;
+* :class:`Mixed` follows, per step, the given transition or, with some probability, its own
+  (NSHRDLU Model 2, scheduled sampling);
+* :class:`Sampled` draws each move from the parser's distribution over legal moves and
+  reports the log-probability of what it drew and the distribution's entropy (in
+  ``SpinnOutput.action_log_probs`` / ``action_entropy``), what a score-function (REINFORCE)
+  estimator needs;
+* :class:`SoftStrengths` drives the soft stack (``runners/soft_stack.py``): instead of a
+  choice, a strength of REDUCE in [0, 1].
+
+Every policy keeps trees valid: a discrete policy either follows given transitions (checked to
+be trees before the first step) or passes its move through :meth:`Step.legal` (SHIFT when the
+stack holds fewer than two items, REDUCE when the buffer is empty), so a parse is always one
+binary tree over all the words.
+"""
+
+from dataclasses import dataclass, field
+from typing import Callable, Optional, Tuple
+
+import torch
+
+from spinn_allennlp.core.output import Mode
+from spinn_allennlp.core.transitions import PAD, REDUCE, SHIFT
+
+# () -> (must_shift, must_reduce), each (k,) bool.
+Legality = Callable[[], Tuple[torch.Tensor, torch.Tensor]]
+
+
+@dataclass
+class Step:
+    """What a policy sees at step ``t`` of the ``k`` sentences still running (thin stack: in
+    the runner's longest-first order; soft stack: all ``k = B`` sentences)."""
+
+    t: int
+    # Shape: (k, 2). The parser's SHIFT/REDUCE logits; None for a model without a parser.
+    logits: Optional[torch.Tensor]
+    # Shape: (k, K). The REDUCE type classifier's logits (typed REDUCE with a parser).
+    type_logits: Optional[torch.Tensor]
+    # Shape: (k,). The given transition at step t (PAD past a shorter given sequence), when
+    # transitions were given.
+    given: Optional[torch.Tensor]
+    # Shape: (k,). The given type of a given REDUCE at step t (-1 elsewhere), when given.
+    given_types: Optional[torch.Tensor]
+    # Computes which moves are forced, on demand (a policy that follows given trees never
+    # asks).
+    legality: Optional[Legality] = None
+    _forced: Optional[Tuple[torch.Tensor, torch.Tensor]] = field(default=None, repr=False)
+
+    def forced(self) -> Tuple[torch.Tensor, torch.Tensor]:
+        """(must_shift, must_reduce), each (k,) bool: fewer than two items on the stack, an
+        empty buffer."""
+        if self._forced is None:
+            if self.legality is None:
+                raise ValueError("this runner does not say which moves are legal")
+            self._forced = self.legality()
+        return self._forced
+
+    def legal(self, action: torch.Tensor) -> torch.Tensor:
+        """``action`` with the forced moves imposed: SHIFT below two stack items, REDUCE once
+        the buffer is empty."""
+        must_shift, must_reduce = self.forced()
+        return torch.where(must_shift, SHIFT, torch.where(must_reduce, REDUCE, action))
+
+    def legal_log_probs(self, temperature: float = 1.0) -> torch.Tensor:
+        """Shape (k, 2): log-probabilities of SHIFT and REDUCE under the parser's softmax (at
+        ``temperature``) restricted to the legal moves: a forced move has probability 1."""
+        if self.logits is None:
+            raise ValueError("this policy needs a parser (predict_transitions=true)")
+        must_shift, must_reduce = self.forced()
+        illegal = torch.stack([must_reduce, must_shift], dim=1)
+        logits = (self.logits / temperature).masked_fill(illegal, float("-inf"))
+        return torch.log_softmax(logits, dim=-1)
+
+
+@dataclass
+class Choice:
+    """A policy's decision for the ``k`` running sentences of a step."""
+
+    # Shape: (k,). SHIFT or REDUCE, legal.
+    action: torch.Tensor
+    # Shape: (k,). The type of each REDUCE (typed REDUCE); read at REDUCEs only.
+    types: Optional[torch.Tensor] = None
+    # Shape: (k,). log p(action) under the distribution the action was drawn from, and that
+    # distribution's entropy (sampling policies).
+    log_prob: Optional[torch.Tensor] = None
+    entropy: Optional[torch.Tensor] = None
+
+
+class TransitionPolicy:
+    """Decides the transitions of a pass. Subclasses set the class attributes and implement
+    :meth:`choose` (discrete runners) or :meth:`reduce_strength` (the soft stack)."""
+
+    # What ``SpinnOutput.mode`` reports: a ``Mode`` for the policies here, any name for others.
+    mode: str
+    # The steps ARE the given transitions (checked trees; the balanced tree when none): the
+    # runner knows every move before the first step and may plan with it (level-wise, or the
+    # thin stack's sparse composition without a host sync per step).
+    follows_given: bool = False
+    # Needs given transitions to mix with.
+    needs_given: bool = False
+    # Reads the parser's logits.
+    needs_parser: bool = True
+    # Drives the soft stack (``reduce_strength``) rather than a discrete one (``choose``).
+    soft: bool = False
+    # The task's loss can train the parser through what this policy returns (soft strengths,
+    # or the log-probabilities of sampled moves for REINFORCE), with no gold transitions.
+    learns_from_task: bool = False
+
+    def choose(self, step: Step) -> Choice:
+        raise NotImplementedError(f"{type(self).__name__} does not drive a discrete stack")
+
+    def reduce_strength(self, step: Step) -> torch.Tensor:
+        """Shape (k,): the strength of REDUCE at this step, before the legal-move rule."""
+        raise NotImplementedError(f"{type(self).__name__} does not drive a soft stack")
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}()"
+
+
+def step_types(step: Step, follows_given: Optional[torch.Tensor] = None) -> Optional[torch.Tensor]:
+    """Shape (k,): each running sentence's REDUCE type: the given type where one is given (and
+    ``follows_given`` is True, when passed), the type classifier's choice elsewhere; None
+    without typed REDUCE."""
+    predicted = step.type_logits.argmax(dim=-1) if step.type_logits is not None else None
+    if step.given_types is None:
+        return predicted
+    if predicted is None:
+        return step.given_types
+    use_given = step.given_types >= 0
+    if follows_given is not None:
+        use_given = use_given & follows_given
+    return torch.where(use_given, step.given_types, predicted)
+
+
+class Given(TransitionPolicy):
+    """Follows the given transitions (and given REDUCE types)."""
+
+    mode = Mode.GIVEN
+    follows_given = True
+    needs_parser = False
+
+    def choose(self, step: Step) -> Choice:
+        assert step.given is not None  # follows_given: the batch always has them
+        return Choice(step.given, types=step_types(step))
+
+
+class Greedy(TransitionPolicy):
+    """The parser's most probable legal move (and the type classifier's most probable type)."""
+
+    mode = Mode.PREDICTED
+
+    def choose(self, step: Step) -> Choice:
+        if step.logits is None:
+            raise ValueError("the greedy policy needs a parser (predict_transitions=true)")
+        action = step.legal(step.logits.argmax(dim=-1))
+        types = step.type_logits.argmax(dim=-1) if step.type_logits is not None else None
+        return Choice(action, types=types)
+
+
+class Mixed(TransitionPolicy):
+    """Per step and sentence, the parser's own legal move with probability
+    ``self_transition_prob``, the given transition otherwise (and the parser's own past the end
+    of a shorter given sequence): NSHRDLU Model 2's interpolation from teacher forcing to the
+    model's own predictions. Types follow the transitions: given where the given transition is
+    followed."""
+
+    mode = Mode.MIXED
+    needs_given = True
+
+    def __init__(self, self_transition_prob: float) -> None:
+        if not 0.0 <= self_transition_prob <= 1.0:
+            raise ValueError("self_transition_prob must be in [0, 1]")
+        self.self_transition_prob = self_transition_prob
+
+    def choose(self, step: Step) -> Choice:
+        assert step.logits is not None and step.given is not None
+        own = step.logits.argmax(dim=-1)
+        follow_own = torch.rand(own.size(0), device=own.device) < self.self_transition_prob
+        action = torch.where(follow_own | (step.given == PAD), own, step.given)
+        return Choice(step.legal(action), types=step_types(step, ~follow_own))
+
+    def __repr__(self) -> str:
+        return f"Mixed(self_transition_prob={self.self_transition_prob})"
+
+
+class Sampled(TransitionPolicy):
+    """Draws each move from the parser's softmax (at ``temperature``) over the legal moves, and
+    reports the log-probability of the move drawn and the entropy of the distribution: the
+    score function and the exploration bonus of REINFORCE-style training (the latent-tree
+    parsers). Types: the type classifier's most probable."""
+
+    mode = Mode.SAMPLED
+    learns_from_task = True
+
+    def __init__(self, temperature: float = 1.0) -> None:
+        if temperature <= 0:
+            raise ValueError("temperature must be positive")
+        self.temperature = temperature
+
+    def choose(self, step: Step) -> Choice:
+        log_probs = step.legal_log_probs(self.temperature)
+        probs = log_probs.exp()
+        draw = torch.rand(probs.size(0), device=probs.device, dtype=probs.dtype)
+        # P(REDUCE) is 0 when SHIFT is forced and 1 when REDUCE is: the draw is legal.
+        action = (draw < probs[:, REDUCE]).long()
+        log_prob = log_probs.gather(1, action.unsqueeze(1)).squeeze(1)
+        # 0 * log 0 = 0 for an illegal move (masked before the product: a where() after it
+        # would send NaN gradients through -inf).
+        entropy = -(probs * log_probs.masked_fill(probs == 0, 0.0)).sum(dim=1)
+        types = step.type_logits.argmax(dim=-1) if step.type_logits is not None else None
+        return Choice(action, types=types, log_prob=log_prob, entropy=entropy)
+
+    def __repr__(self) -> str:
+        return f"Sampled(temperature={self.temperature})"
+
+
+class SoftStrengths(TransitionPolicy):
+    """The soft stack's strengths (NSHRDLU Models 3 and 4): p(REDUCE) under the parser's
+    softmax at ``temperature``, or, when transitions are given, their one-hot values (the soft
+    stack driven by given trees, which equals the thin stack)."""
+
+    mode = Mode.SOFT
+    soft = True
+    learns_from_task = True
+
+    def __init__(self, temperature: float = 1.0) -> None:
+        if temperature <= 0:
+            raise ValueError("temperature must be positive")
+        self.temperature = temperature
+
+    def reduce_strength(self, step: Step) -> torch.Tensor:
+        assert step.logits is not None  # needs_parser
+        if step.given is not None:
+            return (step.given == REDUCE).to(step.logits.dtype)
+        if self.temperature == 1.0:
+            return torch.softmax(step.logits, dim=-1)[:, REDUCE]
+        return torch.softmax(step.logits / self.temperature, dim=-1)[:, REDUCE]
+
+    def __repr__(self) -> str:
+        return f"SoftStrengths(temperature={self.temperature})"
+
+
+def policy_for_mode(mode: str, self_transition_prob: float = 0.0) -> TransitionPolicy:
+    """The policy of a transition mode by name ("given", "predicted", "mixed", "soft",
+    "sampled")."""
+    if mode == Mode.GIVEN:
+        return Given()
+    if mode == Mode.PREDICTED:
+        return Greedy()
+    if mode == Mode.MIXED:
+        return Mixed(self_transition_prob)
+    if mode == Mode.SOFT:
+        return SoftStrengths()
+    if mode == Mode.SAMPLED:
+        return Sampled()
+    raise ValueError(f"unknown transition mode {mode!r}; one of {[m.value for m in Mode]}")

@@ -1,0 +1,222 @@
+"""scripts/experiments.py, the experiments command, without training: the runner's bookkeeping
+(a finished run is not trained again, a config without a test path is reported as untested, a
+job that raises is reported while the others go on), the job lists, `collect`, and `summarize`
+regenerating every committed table, summary.json and results page byte for byte from the
+committed run folders."""
+
+import importlib.util
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+from spinn_allennlp.testing import FIXTURES_ROOT, PROJECT_ROOT
+
+SCRIPT = PROJECT_ROOT / "scripts" / "experiments.py"
+RESULTS = PROJECT_ROOT / "results"
+SNLI = "training_config/pair_classification/spinn_pi_nt.jsonnet"
+
+
+def load_script():
+    spec = importlib.util.spec_from_file_location("experiments", SCRIPT)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+EXPERIMENTS = load_script()
+
+
+def finished_run(runs: Path, name: str) -> None:
+    (runs / name).mkdir(parents=True)
+    (runs / name / "metrics.json").write_text("{}")
+
+
+# run ----------------------------------------------------------------------------------------
+
+
+def test_read_jobs_skips_comments_and_reads_overrides(tmp_path):
+    jobs = tmp_path / "jobs.tsv"
+    jobs.write_text(f'# a comment\n\na\t{SNLI}\t{{"random_seed": 2}}\nb\t{SNLI}\n')
+    assert EXPERIMENTS.read_jobs(jobs) == [("a", SNLI, {"random_seed": 2}), ("b", SNLI, {})]
+
+
+def test_a_config_without_test_path_is_reported_untested(tmp_path, monkeypatch):
+    monkeypatch.chdir(PROJECT_ROOT)
+    finished_run(tmp_path, "a")
+    message = EXPERIMENTS.run_job(("a", SNLI, {}), tmp_path, 1, True, None)
+    assert message == "a: trained; not tested: no test_data_path (give --test-data)"
+    assert not (tmp_path / "a" / "test_metrics.json").exists()
+
+
+def test_a_failing_job_is_reported_and_the_others_go_on(tmp_path, monkeypatch, capsys):
+    monkeypatch.chdir(PROJECT_ROOT)
+    finished_run(tmp_path, "broken")
+    finished_run(tmp_path, "fine")
+    jobs = tmp_path / "jobs.tsv"
+    jobs.write_text(f"broken\tno/such/config.jsonnet\t{{}}\nfine\t{SNLI}\t{json.dumps({})}\n")
+    EXPERIMENTS.main(["run", str(jobs), str(tmp_path), "--parallel", "1"])
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0].startswith("broken: failed: ")
+    assert lines[1] == "fine: trained; not tested: no test_data_path (give --test-data)"
+
+
+def test_no_more_jobs_at_once_than_the_cores_hold():
+    assert EXPERIMENTS.max_parallel(8, 1, cores=2) == 2
+    assert EXPERIMENTS.max_parallel(2, 2, cores=2) == 1
+    assert EXPERIMENTS.max_parallel(4, 8, cores=2) == 1  # at least one
+    assert EXPERIMENTS.max_parallel(1, 1, cores=16) == 1
+
+
+def test_run_trains_and_tests_a_job_then_skips_it_when_run_again(tmp_path, monkeypatch, capsys):
+    """One real job end to end (AllenNLP's basic_classifier with the spinn encoder, a few
+    seconds of training): trained, evaluated on the test file, the machine's load recorded;
+    a second `run` of the same list neither trains nor tests it again."""
+    monkeypatch.chdir(PROJECT_ROOT)
+    monkeypatch.setenv("FIXTURES", str(FIXTURES_ROOT))
+    config = "fixtures/classification/basic_classifier_spinn.jsonnet"
+    test_data = "fixtures/classification/sst_binary_sample.jsonl"
+    jobs = tmp_path / "jobs.tsv"
+    jobs.write_text(f'tiny_s1\t{config}\t{{"random_seed": 1}}\n')
+    command = ["run", str(jobs), str(tmp_path / "runs"), "--threads", "1", "--test-data", test_data]
+    EXPERIMENTS.main(command)
+    assert capsys.readouterr().out.splitlines()[-1].startswith("tiny_s1: done in ")
+    run = tmp_path / "runs" / "tiny_s1"
+    assert 0 <= json.loads((run / "test_metrics.json").read_text())["accuracy"] <= 1
+    machine = json.loads((run / "machine.json").read_text())
+    assert machine["threads_per_job"] == 1 and machine["load_samples"] >= 1
+    written = {
+        name: (run / name).stat().st_mtime_ns for name in ("metrics.json", "test_metrics.json")
+    }
+    EXPERIMENTS.main(command)
+    assert {name: (run / name).stat().st_mtime_ns for name in written} == written
+
+
+# jobs ---------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("task", EXPERIMENTS.TASKS)
+def test_every_default_job_names_a_shipped_config(task, capsys):
+    EXPERIMENTS.main(["jobs", task])
+    jobs = [line.split("\t") for line in capsys.readouterr().out.splitlines()]
+    assert jobs
+    for name, config, overrides in jobs:
+        assert (PROJECT_ROOT / config).is_file(), (name, config)
+        json.loads(overrides)
+
+
+def test_job_names_are_what_summarize_groups_by(capsys):
+    EXPERIMENTS.main(["jobs", "snli", "--models", "spinn", "--seeds", "config,2"])
+    assert capsys.readouterr().out.splitlines() == [
+        "spinn\ttraining_config/pair_classification/spinn.jsonnet\t{}",
+        "spinn_seed2\ttraining_config/pair_classification/spinn.jsonnet\t"
+        '{"random_seed": 2, "numpy_seed": 2, "pytorch_seed": 2}',
+    ]
+    extra = '{"dataset_reader.tree_source": {"type": "spinn", "archive": "a.tar.gz"}}'
+    EXPERIMENTS.main(["jobs", "sick", "--encoders", "spinn_pi_nt", "--tree-sources", "spinn"]
+                     + ["--seeds", "3", "--extra", extra])  # fmt: skip
+    name, config, overrides = capsys.readouterr().out.strip().split("\t")
+    assert (name, config) == (
+        "spinn_pi_nt_spinn_s3",
+        "training_config/relatedness/sick_spinn_pi_nt.jsonnet",
+    )
+    # --extra comes last: it replaces the tree source the job list sets.
+    assert json.loads(overrides)["dataset_reader.tree_source"] == {
+        "type": "spinn",
+        "archive": "a.tar.gz",
+    }
+    EXPERIMENTS.main(["jobs", "sst", "--models", "lstm", "--seeds", "1"])
+    names = [line.split("\t")[0] for line in capsys.readouterr().out.splitlines()]
+    assert names == ["fine_lstm_s1", "binary_lstm_s1"]
+
+
+# summarize ----------------------------------------------------------------------------------
+
+PAGES = sorted(path.parent.name for path in RESULTS.glob("*/about.md"))
+
+
+def test_every_task_with_runs_has_a_results_page():
+    assert PAGES == sorted(EXPERIMENTS.PAGE_TASKS)
+
+
+@pytest.mark.parametrize("task", PAGES)
+def test_summarize_regenerates_the_committed_files_byte_for_byte(task, tmp_path):
+    """table.md and summary.json were written by the earlier summary scripts (the new command
+    must give the same bytes from the committed run folders alone: no archive is committed),
+    and README.md must be what about.md and the tables make (edit about.md, then summarize)."""
+    EXPERIMENTS.write_summary(task, RESULTS / task, tmp_path)
+    written = sorted(path.name for path in tmp_path.iterdir())
+    assert "README.md" in written
+    for name in written:
+        assert (tmp_path / name).read_bytes() == (RESULTS / task / name).read_bytes(), name
+
+
+def copy_run(source: Path, runs: Path, name: str) -> Path:
+    shutil.copytree(source, runs / name)
+    return runs / name
+
+
+def test_summarize_reads_runs_in_progress_and_runs_of_other_names(tmp_path):
+    """A runs folder as `run` leaves it: a finished run of a known variant, one of a name the
+    table does not know (listed after, under its folder name), one still training (the
+    trainer's metrics_epoch_*.json only) and a run's machine.json."""
+    spinn = copy_run(RESULTS / "listops" / "spinn", tmp_path, "spinn")
+    copy_run(RESULTS / "listops" / "lstm", tmp_path, "lstm_lr1e-3_s1")
+    machine = {"cores": 2, "threads_per_job": 1, "jobs_at_once": 2, "load_mean": 2.1}
+    (spinn / "machine.json").write_text(json.dumps(machine))
+    training = tmp_path / "spinn_pi_nt_s1"
+    training.mkdir()
+    for epoch, accuracy in enumerate([0.629, 0.6534, 0.64]):
+        metrics = {"epoch": epoch, "best_epoch": min(epoch, 1), "training_duration": "0:01:00"}
+        metrics["best_validation_accuracy"] = max(0.629, accuracy if epoch < 2 else 0.6534)
+        (training / f"metrics_epoch_{epoch}.json").write_text(json.dumps(metrics))
+    summary = EXPERIMENTS.write_summary("listops", tmp_path, tmp_path / "out")
+    rows = [line for line in summary.sections["table"].splitlines() if line.startswith("| ")]
+    assert [row.split(" | ")[0] for row in rows[1:]] == [
+        "| full SPINN (Model 1)",
+        "| lstm_lr1e-3_s1",
+    ]
+    assert summary.data["runs"]["spinn"]["machine"] == machine
+    assert "machine" not in summary.data["runs"]["lstm_lr1e-3_s1"]
+    assert (
+        "| spinn_pi_nt_s1 | training | 3 | 2 | 0.6534 | 1 min |" in summary.sections["in_progress"]
+    )
+    page = (tmp_path / "out" / "README.md").read_text()
+    assert "| spinn_pi_nt_s1 | training |" in page and "| lstm_lr1e-3_s1 |" in page
+
+
+def test_a_run_without_params_json_is_counted_from_its_archive(tmp_path):
+    """`collect` adds params.json (from the archive) and one epochs.json; archives, logs and
+    the trainer's own files stay behind, and `summarize` then needs no archive."""
+    runs, dest = tmp_path / "runs", tmp_path / "results"
+    run = copy_run(RESULTS / "snli" / "spinn", runs, "spinn")
+    (run / "params.json").unlink()
+    shutil.copyfile(FIXTURES_ROOT / "pair_classification" / "archives" / "spinn_v0.1.0.tar.gz",
+                    run / "model.tar.gz")  # fmt: skip
+    for epoch in (1, 0, 10):
+        (run / f"metrics_epoch_{epoch}.json").write_text(json.dumps({"epoch": epoch}))
+    (run / "out.log").write_text("log")
+    copy_run(RESULTS / "snli" / "lstm", runs, "lstm_no_test")
+    (runs / "lstm_no_test" / "test_metrics.json").unlink()
+    assert EXPERIMENTS.collect(runs, dest) == ["spinn"]
+    params = json.loads((dest / "spinn" / "params.json").read_text())
+    model_parameters = EXPERIMENTS.count_parameters(run / "model.tar.gz")
+    assert params == {**model_parameters, "source": "the run's archive"}
+    assert 0 < params["trainable_excluding_embedder"] < params["trainable"]
+    epochs = json.loads((dest / "spinn" / "epochs.json").read_text())
+    assert [epoch["epoch"] for epoch in epochs] == [0, 1, 10]
+    assert not (dest / "spinn" / "model.tar.gz").exists()
+    assert not (dest / "spinn" / "out.log").exists()
+    table = EXPERIMENTS.summarize("snli", dest).sections["table"]
+    millions = params["trainable_excluding_embedder"] / 1e6
+    assert f"| SPINN (own parser at test) | config's | {millions:.2f}M |" in table
+
+
+def test_the_page_inserts_sections_and_refuses_unknown_ones():
+    template = "# T\n\n<!-- insert: table -->\n\n<!-- insert: in_progress -->\n\nend\n"
+    page = EXPERIMENTS.results_page("t", template, {"table": "| a |\n", "in_progress": ""})
+    assert page.endswith("# T\n\n| a |\n\nend\n")  # the empty section and its blank line go
+    assert page.startswith("<!-- Written by `scripts/experiments.py summarize t`")
+    with pytest.raises(ValueError, match="'tabel'"):
+        EXPERIMENTS.results_page("t", "<!-- insert: tabel -->\n", {"table": ""})
