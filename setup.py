@@ -1,15 +1,36 @@
 import re
+import runpy
 from pathlib import Path
 
 from setuptools import find_packages, setup
+from setuptools.command.build_py import build_py
 
 ROOT = Path(__file__).parent
 VERSION = re.search(
     r'__version__ = "([^"]+)"', (ROOT / "spinn_allennlp" / "__init__.py").read_text()
 ).group(1)
 
+# A start-up file installed next to the package: it hides the warnings of AllenNLP's dependencies
+# that every `allennlp` command prints before any plugin loads
+# (spinn_allennlp/dependency_warnings.py).
+STARTUP_FILE = "spinn_allennlp_warnings.pth"
+
+
+class BuildWithStartupFile(build_py):
+    """`build_py`, plus the start-up file at the top of the build (the wheel's root)."""
+
+    def run(self):
+        super().run()
+        warnings = runpy.run_path(str(ROOT / "spinn_allennlp" / "dependency_warnings.py"))
+        (Path(self.build_lib) / STARTUP_FILE).write_text(warnings["startup_line"]())
+
+    def get_outputs(self, include_bytecode=True):
+        return super().get_outputs(include_bytecode) + [str(Path(self.build_lib) / STARTUP_FILE)]
+
+
 setup(
     name="spinn_allennlp",
+    cmdclass={"build_py": BuildWithStartupFile},
     version=VERSION,
     description="SPINN (Stack-augmented Parser-Interpreter Neural Network) for AllenNLP",
     long_description=(ROOT / "README.md").read_text(encoding="utf-8"),

@@ -51,5 +51,10 @@ if [ -n "$TORCH_INDEX_URL" ]; then
   "${pip[@]}" "torch==$TORCH_VERSION" torchvision --index-url "$TORCH_INDEX_URL"
 fi
 "${pip[@]}" --no-deps --no-build-isolation -e .
+# The start-up file that hides the warnings of AllenNLP's dependencies from `allennlp` commands
+# (spinn_allennlp/dependency_warnings.py): a wheel installs it, an editable install does not.
+site_packages=$("$VENV/bin/python" -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')
+"$VENV/bin/python" -c 'from spinn_allennlp.dependency_warnings import startup_line; print(startup_line(), end="")' \
+  > "$site_packages/spinn_allennlp_warnings.pth"
 echo "$want" > "$stamp"
 echo "environment ready: $VENV"

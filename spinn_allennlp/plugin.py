@@ -2,14 +2,16 @@
 
 `.allennlp_plugins` names this module, and AllenNLP imports plugins non-recursively, so it
 imports every module that registers something. (`--include-package spinn_allennlp` imports
-everything recursively and needs nothing from here.) The package itself does not import this
-module, so `spinn_allennlp.core` and `spinn_allennlp.testing` load with torch alone.
+everything recursively and needs nothing from here.) The package imports this module only once
+AllenNLP is loaded (see `spinn_allennlp/__init__.py`), so `spinn_allennlp.core` and
+`spinn_allennlp.testing` load with torch alone.
 """
 
 from spinn_allennlp.classification import (
     ListOpsReader,
     SpinnClassifier,
     SstTreesReader,
+    TextClassificationTransitionsReader,
     TreeNodeClassifier,
     TreeNodeClassifierPredictor,
 )
@@ -37,6 +39,7 @@ from spinn_allennlp.pair_classification import (
     SpinnNliPredictor,
     TreeEsimNli,
 )
+from spinn_allennlp.predictors.predict_command import number_input_lines
 from spinn_allennlp.relatedness import SickReader, TreeRelatedness, TreeRelatednessPredictor
 from spinn_allennlp.training import (
     MeanSquaredError,
@@ -48,6 +51,9 @@ from spinn_allennlp.training import (
     Share,
     StepDecayPerBatch,
 )
+
+# Under `allennlp predict`, our predictors log a bad input with its line in the input file.
+number_input_lines()
 
 __all__ = [
     "ListOpsReader",
@@ -71,6 +77,7 @@ __all__ = [
     "HimNli",
     "SpinnNliPredictor",
     "SstTreesReader",
+    "TextClassificationTransitionsReader",
     "TreeNodeClassifier",
     "TreeNodeClassifierPredictor",
     "SickReader",

@@ -2,6 +2,8 @@
 
 import json
 
+import pytest
+
 from spinn_allennlp.testing import FIXTURES_ROOT, PROJECT_ROOT
 from spinn_allennlp.testing.cli import run_allennlp, run_python
 
@@ -106,3 +108,33 @@ print(sorted(m for m in sys.modules if m.split(".")[0] == "allennlp"))
     assert output.strip().endswith("[]")
     written = sorted(path.name for path in tmp_path.iterdir())
     assert "encoding_speed_cpu.md" in written and "training_cpu.md" in written
+
+
+REGISTERED = """
+from allennlp.data import DatasetReader
+from allennlp.models import Model
+from allennlp.modules import Seq2VecEncoder
+from allennlp.training.learning_rate_schedulers import LearningRateScheduler
+from spinn_allennlp.training import ReduceOnPlateau
+for base, name in [(Seq2VecEncoder, "spinn"), (DatasetReader, "snli_transitions"),
+                   (Model, "spinn_nli"), (Model, "spinn_classifier")]:
+    base.by_name(name)
+assert LearningRateScheduler.by_name("reduce_on_plateau") is ReduceOnPlateau
+print("registered")
+"""
+
+
+@pytest.mark.parametrize(
+    "imports",
+    [
+        # The package first: it registers when AllenNLP loads.
+        "import spinn_allennlp\nimport allennlp",
+        "import allennlp\nimport spinn_allennlp",
+        "import spinn_allennlp\nimport allennlp.models",  # a submodule of AllenNLP first
+        "import spinn_allennlp.core\nimport allennlp",  # torch-only use first, AllenNLP later
+        # One of our modules that imports AllenNLP itself: registers once it is complete.
+        "from spinn_allennlp.modules import SpinnEncoder",
+    ],
+)
+def test_one_import_registers_everything_whatever_the_order(imports):
+    assert run_python(imports + REGISTERED, cwd=PROJECT_ROOT).strip().endswith("registered")

@@ -46,5 +46,8 @@ def comparable(text: str) -> str:
 
 
 def tokens_match_text(tokens: Sequence[str], text: str) -> bool:
-    """Whether PTB ``tokens`` (a parse's words) spell ``text``, up to whitespace and quotes."""
+    """Whether PTB ``tokens`` (a parse's words) spell ``text``, up to whitespace and quotes;
+    ``text`` may be raw or already PTB-tokenized (SST's sentences write ``-LRB-``)."""
+    for escaped, raw in PTB_BRACKETS.items():
+        text = text.replace(escaped, raw)
     return comparable(" ".join(unescape_tokens(tokens))) == comparable(text)

@@ -33,6 +33,7 @@ SOURCE_DESCRIPTIONS = {
     "predicted": "the model's own parser",
     "mixed": "the model's parser and given transitions",
     "soft": "the model's soft stack (the tree its parser prefers)",
+    "sampled": "the model's parser, sampled (latent-tree training)",
     "balanced default tree": "the encoder's balanced default tree (no parser, no tree source)",
     "balanced": "tree source: balanced",
     "left_branching": "tree source: left-branching",
@@ -223,10 +224,14 @@ def _probabilities(prediction: Dict[str, Any]) -> str:
     return f'<table class="probs">{"".join(rows)}</table>'
 
 
-def prediction_html(prediction: Any, title: str = "") -> str:
+def prediction_html(
+    prediction: Any, title: str = "", sides: Sequence[str] = ("premise", "hypothesis")
+) -> str:
     """One prediction of the `spinn_nli` predictor as an HTML `<section class="prediction">`:
     the label probabilities and both trees with their sources; an output with `"error"` (or
-    anything that is not a JSON object) as an error message."""
+    anything that is not a JSON object) as an error message. `sides`: whose trees to draw
+    (`<side>_tree`, `<side>_transitions_source`), e.g. `("sentence",)` for a single-sentence
+    classifier."""
     heading = f"<h2>{html.escape(title)}</h2>" if title else ""
     if not isinstance(prediction, dict):
         message = f"not a prediction: {json.dumps(prediction)[:300]}"
@@ -245,7 +250,7 @@ def prediction_html(prediction: Any, title: str = "") -> str:
             f"{html.escape(str(prediction['error']))}</p>{detail}</section>"
         )
     sentences = []
-    for side in ("premise", "hypothesis"):
+    for side in sides:
         words = prediction.get(f"{side}_tree")
         if isinstance(words, str):
             plain = " ".join(s for s in words.split() if s not in ("(", ")"))
@@ -254,8 +259,8 @@ def prediction_html(prediction: Any, title: str = "") -> str:
     label_html = f'<p class="label">Label: <b>{html.escape(str(label))}</b></p>' if label else ""
     return (
         f'<section class="prediction">{heading}{"".join(sentences)}{label_html}'
-        f"{_probabilities(prediction)}{_tree_figure('premise', prediction)}"
-        f"{_tree_figure('hypothesis', prediction)}</section>"
+        f"{_probabilities(prediction)}"
+        f"{''.join(_tree_figure(side, prediction) for side in sides)}</section>"
     )
 
 

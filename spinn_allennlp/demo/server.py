@@ -1,29 +1,45 @@
-"""The demo's web server: one page where a person types a premise and a hypothesis and sees the
-label probabilities and both trees, each with the source that made it.
+"""The demo's web server: one page where a person types a premise and a hypothesis (or, for a
+single-sentence classifier, a sentence) and sees the label probabilities and the trees, each
+with the source that made it.
 
 Python's `http.server`, no framework. `GET /` is the page; `POST /` (the page's form) answers
 with the page and the prediction drawn; `POST /predict` takes and returns JSON
-(`{"premise": ..., "hypothesis": ...}` -> the `spinn_nli` predictor's output, `{"error": ...}`
-for input it can't use). Predictions run one at a time (a lock): the model is not shared
-between threads. Bad input — empty or very long sentences, characters the vocabulary or a
-parser has never seen, a tree source failing on a sentence, a malformed request — gets an
-error message, never a crash of the server.
+(`{"premise": ..., "hypothesis": ...}`, or `{"sentence": ...}` for a single-sentence model ->
+the prediction, `{"error": ...}` for input it can't use). Models served: NLI archives (reader
+`snli_transitions`: `spinn_nli`, `esim`, ...) and single-sentence classifiers (reader
+`text_classification_transitions` with `spinn_classifier`, or AllenNLP's
+`text_classification_json` with `basic_classifier`); any other archive is refused at start
+with a message saying why. Predictions run one at a time (a lock): the model is not shared
+between threads. Bad input — missing, empty or very long sentences, characters the vocabulary
+or a parser has never seen, a tree source failing on a sentence, a malformed request — gets an
+error message with a 4xx status (400: a malformed or incomplete request; 422: well formed, but
+the model's reader cannot use it), a fault of the server a 500; never a crash of the server.
 """
 
 import argparse
 import html
 import json
 import logging
+import sys
 import threading
 from http import HTTPStatus
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, Dict, Optional, Sequence, Tuple
 from urllib.parse import parse_qs
 
+from allennlp.common.checks import ConfigurationError
+from allennlp.common.util import sanitize
+from allennlp.data import DatasetReader
+from allennlp.data.dataset_readers import TextClassificationJsonReader
+from allennlp.models import Model
 from allennlp.models.archival import load_archive
+from allennlp.predictors import Predictor
 
 from spinn_allennlp import plugin  # noqa: F401  (registers the archive's components)
+from spinn_allennlp.classification.dataset_readers import TextClassificationTransitionsReader
+from spinn_allennlp.data.dataset_readers import TreeDatasetReader
 from spinn_allennlp.demo.render import page, prediction_html
+from spinn_allennlp.pair_classification.dataset_readers import SnliTransitionsReader
 from spinn_allennlp.pair_classification.predictors.spinn_nli import (
     SpinnNliPredictor,
     tree_source_from,
@@ -34,6 +50,7 @@ logger = logging.getLogger(__name__)
 MAX_BODY_BYTES = 200_000  # a request larger than this is refused unread
 MAX_SENTENCE_CHARS = 20_000  # ~3,000 words: enough for any real sentence
 TITLE = "SPINN: label and trees of a sentence pair"
+SENTENCE_TITLE = "SPINN: label and tree of a sentence"
 
 
 def parse_tree_source(value: Optional[str]) -> Any:
@@ -44,69 +61,154 @@ def parse_tree_source(value: Optional[str]) -> Any:
     return json.loads(value) if value.lstrip().startswith("{") else value
 
 
+PAIR = ("premise", "hypothesis")
+SENTENCE = ("sentence",)
+
+
+class SentencePredictor:
+    """A single-sentence classifier's prediction in the demo's terms: `label`, `label_probs`
+    (label -> probability) and, when the model reports it (`spinn_classifier`), the sentence's
+    tree as `sentence_tree` and `sentence_transitions_source`. The reader's
+    `text_to_instance(sentence)` makes the instance; a `ValueError` from it is an input error
+    (`{"error": ...}`).
+
+    # Parameters
+
+    model : `Model`
+    dataset_reader : `DatasetReader`
+    """
+
+    def __init__(self, model: Model, dataset_reader: DatasetReader) -> None:
+        self.reader = dataset_reader
+        # AllenNLP's own text classifier predictor (indexes and predicts the instance).
+        self.predictor = Predictor.by_name("text_classifier")(model, dataset_reader)
+        self.labels = model.vocab.get_index_to_token_vocabulary(
+            getattr(model, "_label_namespace", "labels")
+        )
+
+    def predict_json(self, inputs: Dict[str, Any]) -> Dict[str, Any]:
+        try:
+            instance = self.reader.text_to_instance(inputs["sentence"])
+        except ValueError as error:  # MalformedExampleError, a tree source's TreeSourceError
+            return {"error": str(error)}
+        output = sanitize(self.predictor.predict_instance(instance))
+        result: Dict[str, Any] = {"label": output.get("label")}
+        if isinstance(output.get("probs"), list):
+            result["label_probs"] = {
+                self.labels.get(index, str(index)): prob
+                for index, prob in enumerate(output["probs"])
+            }
+        if isinstance(output.get("tree"), str):
+            result["sentence_tree"] = output["tree"]
+            result["sentence_transitions_source"] = output.get("transitions_source")
+        return result
+
+
 def load_predictor(
     archive_file: str, tree_source: Optional[str] = None, cuda_device: int = -1
-) -> SpinnNliPredictor:
-    """The `spinn_nli` predictor of an archive, with its trees for raw text from `tree_source`
-    (None: the archive's own)."""
+) -> Tuple[Any, Tuple[str, ...]]:
+    """The archive's predictor and the inputs it takes (`PAIR` or `SENTENCE`), with trees for
+    raw text from `tree_source` (None: the archive's own). Raises `ConfigurationError` for an
+    archive the demo cannot serve, saying why."""
     archive = load_archive(archive_file, cuda_device=cuda_device)
-    return SpinnNliPredictor(
-        archive.model,
-        archive.validation_dataset_reader,
-        tree_source=tree_source_from(parse_tree_source(tree_source))
-        if tree_source is not None
-        else None,
+    reader = archive.validation_dataset_reader
+    source = tree_source_from(parse_tree_source(tree_source)) if tree_source is not None else None
+    if isinstance(reader, SnliTransitionsReader):
+        if tree_source is not None:
+            reader.tree_source = source
+        return SpinnNliPredictor(archive.model, reader), PAIR
+    if isinstance(reader, (TextClassificationTransitionsReader, TextClassificationJsonReader)):
+        if tree_source is not None:
+            if not isinstance(reader, TreeDatasetReader):
+                raise ConfigurationError(
+                    f"--tree-source needs a reader that makes trees; this archive's reader is "
+                    f"{type(reader).__name__} (its encoder composes the balanced tree)"
+                )
+            reader.tree_source = source
+        return SentencePredictor(archive.model, reader), SENTENCE
+    raise ConfigurationError(
+        f"the demo serves NLI models (reader snli_transitions) and single-sentence classifiers "
+        f"(readers text_classification_transitions, text_classification_json); this archive's "
+        f"reader is {type(reader).__name__} (model {type(archive.model).__name__}). Use "
+        f"`allennlp predict` for it."
     )
 
 
 class DemoApp:
-    """What the server does, without the HTTP: predicts a pair and draws the page.
+    """What the server does, without the HTTP: predicts an input and draws the page.
 
     # Parameters
 
-    predictor : `SpinnNliPredictor`
+    predictor : `Any`
+        Has `predict_json(inputs)`: the `spinn_nli` predictor, or a `SentencePredictor`.
     description : `str`, optional
         Shown above the form (e.g. the archive and the tree source).
+    fields : `Tuple[str, ...]`, optional (default = `PAIR`)
+        The inputs the predictor takes: `PAIR` (premise, hypothesis) or `SENTENCE`.
     """
 
-    def __init__(self, predictor: SpinnNliPredictor, description: str = "") -> None:
+    def __init__(
+        self, predictor: Any, description: str = "", fields: Tuple[str, ...] = PAIR
+    ) -> None:
         self.predictor = predictor
         self.description = description
+        self.fields = fields
         self._lock = threading.Lock()
 
-    def predict(self, premise: Any, hypothesis: Any) -> Dict[str, Any]:
-        """The predictor's output for one pair, or `{"error": ...}`; never raises."""
-        for name, text in (("premise", premise), ("hypothesis", hypothesis)):
+    def predict(self, request: Dict[str, Any]) -> Tuple[int, Dict[str, Any]]:
+        """(HTTP status, the prediction or `{"error": ...}`) for one request's inputs; never
+        raises. 400: an input missing, not a string, empty or too long; 422: the predictor
+        cannot use the input; 500: the prediction failed."""
+        inputs = {}
+        for name in self.fields:
+            text = request.get(name)
+            if text is None:
+                return HTTPStatus.BAD_REQUEST, {"error": f"the {name} is missing"}
             if not isinstance(text, str):
-                return {"error": f"the {name} must be a string"}
+                return HTTPStatus.BAD_REQUEST, {"error": f"the {name} must be a string"}
             if not text.strip():
-                return {"error": f"the {name} is empty"}
+                return HTTPStatus.BAD_REQUEST, {"error": f"the {name} is empty"}
             if len(text) > MAX_SENTENCE_CHARS:
-                return {
+                return HTTPStatus.BAD_REQUEST, {
                     "error": f"the {name} is too long ({len(text):,} characters; "
                     f"at most {MAX_SENTENCE_CHARS:,})"
                 }
+            inputs[name] = text
         try:
             with self._lock:
-                return self.predictor.predict_json({"premise": premise, "hypothesis": hypothesis})
+                output = self.predictor.predict_json(inputs)
         except Exception as error:  # the predictor turns bad input into errors; this is a bug
             logger.exception("prediction failed")
-            return {"error": f"prediction failed: {type(error).__name__}: {error}"}
+            return HTTPStatus.INTERNAL_SERVER_ERROR, {
+                "error": f"prediction failed: {type(error).__name__}: {error}"
+            }
+        if "error" not in output:
+            return HTTPStatus.OK, output
+        message = str(output["error"])
+        # The predictor's own failures (a model or reader fault) vs inputs it refuses.
+        if message.startswith(("prediction failed", "unexpected ")):
+            return HTTPStatus.INTERNAL_SERVER_ERROR, output
+        return HTTPStatus.UNPROCESSABLE_ENTITY, output
 
-    def page(self, premise: str = "", hypothesis: str = "", result: str = "") -> str:
-        """The page: the form (holding the last pair) and, after a submission, its result."""
+    def page(self, inputs: Optional[Dict[str, str]] = None, result: str = "") -> str:
+        """The page: the form (holding the last inputs) and, after a submission, its result."""
+        inputs = inputs or {}
+        boxes = "".join(
+            f'<p><label for="{name}">{name.capitalize()}</label><br>'
+            f'<textarea id="{name}" name="{name}" rows="2">'
+            f"{html.escape(inputs.get(name, ''))}</textarea></p>"
+            for name in self.fields
+        )
         form = (
             f'<p class="about">{html.escape(self.description)}</p>'
-            '<form method="post" action="/" id="pair-form">'
-            '<p><label for="premise">Premise</label><br>'
-            '<textarea id="premise" name="premise" rows="2">'
-            f"{html.escape(premise)}</textarea></p>"
-            '<p><label for="hypothesis">Hypothesis</label><br>'
-            '<textarea id="hypothesis" name="hypothesis" rows="2">'
-            f"{html.escape(hypothesis)}</textarea></p>"
-            '<p><button type="submit" id="submit">Predict</button></p></form>'
+            f'<form method="post" action="/" id="{"pair" if self.fields == PAIR else "sentence"}'
+            f'-form">{boxes}<p><button type="submit" id="submit">Predict</button></p></form>'
         )
-        return page(TITLE, form + f'<div id="result">{result}</div>')
+        title = TITLE if self.fields == PAIR else SENTENCE_TITLE
+        return page(title, form + f'<div id="result">{result}</div>')
+
+    def result_html(self, prediction: Dict[str, Any]) -> str:
+        return prediction_html(prediction, sides=self.fields)
 
 
 class DemoHandler(BaseHTTPRequestHandler):
@@ -127,7 +229,7 @@ class DemoHandler(BaseHTTPRequestHandler):
         self.wfile.write(data)
 
     def _error_page(self, status: int, message: str) -> None:
-        result = prediction_html({"error": message})
+        result = self.server.app.result_html({"error": message})
         self._send(status, self.server.app.page(result=result), "text/html")
 
     def _read_body(self) -> Tuple[Optional[bytes], str]:
@@ -176,18 +278,22 @@ class DemoHandler(BaseHTTPRequestHandler):
                 )
                 return
             if not isinstance(request, dict):
-                request = {}
-            output = app.predict(request.get("premise"), request.get("hypothesis"))
-            self._send(HTTPStatus.OK, json.dumps(output), "application/json")
+                self._send(
+                    HTTPStatus.BAD_REQUEST,
+                    json.dumps({"error": "the request must be a JSON object"}),
+                    "application/json",
+                )
+                return
+            status, output = app.predict(request)
+            self._send(status, json.dumps(output), "application/json")
             return
         if body is None:
             self._error_page(HTTPStatus.BAD_REQUEST, problem)
             return
         fields = parse_qs(body.decode("utf-8", errors="replace"), keep_blank_values=True)
-        premise = fields.get("premise", [""])[0]
-        hypothesis = fields.get("hypothesis", [""])[0]
-        result = prediction_html(app.predict(premise, hypothesis))
-        self._send(HTTPStatus.OK, app.page(premise, hypothesis, result), "text/html")
+        inputs = {name: fields[name][0] for name in app.fields if name in fields}
+        status, output = app.predict(inputs)
+        self._send(status, app.page(inputs, app.result_html(output)), "text/html")
 
 
 class DemoServer(ThreadingHTTPServer):
@@ -211,9 +317,12 @@ def build_server(argv: Optional[Sequence[str]] = None) -> DemoServer:
     """The server the command line describes, bound but not yet serving."""
     parser = argparse.ArgumentParser(
         prog="python -m spinn_allennlp.demo",
-        description="Serve a page that shows a spinn_nli archive's label probabilities and trees.",
+        description="Serve a page that shows a model's label probabilities and trees.",
     )
-    parser.add_argument("archive", help="a model.tar.gz of an NLI model (e.g. out/spinn)")
+    parser.add_argument(
+        "archive",
+        help="a model.tar.gz of an NLI model (e.g. out/spinn) or of a single-sentence classifier",
+    )
     parser.add_argument("--port", type=int, default=8000, help="0: any free port")
     parser.add_argument("--host", default="127.0.0.1", help="0.0.0.0 to serve other machines")
     parser.add_argument(
@@ -224,17 +333,21 @@ def build_server(argv: Optional[Sequence[str]] = None) -> DemoServer:
     )
     parser.add_argument("--cuda-device", type=int, default=-1)
     args = parser.parse_args(argv)
-    predictor = load_predictor(args.archive, args.tree_source, args.cuda_device)
+    predictor, fields = load_predictor(args.archive, args.tree_source, args.cuda_device)
     source = args.tree_source or "the archive's own"
     description = f"Model: {args.archive}. Trees for raw text: {source}."
-    return DemoServer(DemoApp(predictor, description), args.host, args.port)
+    return DemoServer(DemoApp(predictor, description, fields), args.host, args.port)
 
 
 def main(argv: Optional[Sequence[str]] = None) -> int:
     # Requests and our warnings; AllenNLP's parameter-by-parameter loading log stays quiet.
     logging.basicConfig(level=logging.WARNING, format="%(asctime)s %(levelname)s %(message)s")
     logging.getLogger("spinn_allennlp").setLevel(logging.INFO)
-    server = build_server(argv)
+    try:
+        server = build_server(argv)
+    except ConfigurationError as error:  # an archive the demo cannot serve: say why, no trace
+        print(f"spinn-demo: {error}", file=sys.stderr)
+        return 2
     print(f"serving on {server.url} (Ctrl-C stops)", flush=True)
     try:
         server.serve_forever()

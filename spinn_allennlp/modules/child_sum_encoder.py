@@ -6,6 +6,7 @@ from torch import nn
 
 from spinn_allennlp.core.child_sum import ChildSumTreeLSTM, DependencyOutput
 from spinn_allennlp.modules.dependency_tree_encoder import DependencyTreeEncoder
+from spinn_allennlp.modules.input_checks import word_mask
 
 
 @Seq2VecEncoder.register("child_sum_tree_lstm")
@@ -20,8 +21,9 @@ class ChildSumTreeLSTMEncoder(DependencyTreeEncoder):
     on which the unit is a left-to-right LSTM, so `"type": "child_sum_tree_lstm"` also works in
     configs that know nothing of trees.
 
-    Input shape: (batch_size, num_tokens, input_dim) with a mask of real tokens first; output
-    shape: (batch_size, hidden_dim). `encode` returns the whole `DependencyOutput`.
+    Input shape: (batch_size, num_tokens, input_dim) with a mask of real tokens first (`None`:
+    every position is a word); output shape: (batch_size, hidden_dim). `encode` returns the whole
+    `DependencyOutput`.
 
     Registered as a `Seq2VecEncoder` with name "child_sum_tree_lstm".
 
@@ -49,8 +51,9 @@ class ChildSumTreeLSTMEncoder(DependencyTreeEncoder):
     def encode(
         self,
         inputs: torch.Tensor,
-        mask: torch.Tensor,
+        mask: Optional[torch.Tensor] = None,
         heads: Optional[torch.Tensor] = None,
         return_nodes: bool = False,
     ) -> DependencyOutput:
+        mask = word_mask(self, inputs, mask)
         return self.tree_lstm(self.input_dropout(inputs), mask, heads, return_nodes=return_nodes)

@@ -23,7 +23,7 @@ class DependencyTreeEncoder(Seq2VecEncoder):
     def encode(
         self,
         inputs: torch.Tensor,
-        mask: torch.Tensor,
+        mask: Optional[torch.Tensor] = None,
         heads: Optional[torch.Tensor] = None,
         return_nodes: bool = False,
     ) -> DependencyOutput:
@@ -32,7 +32,7 @@ class DependencyTreeEncoder(Seq2VecEncoder):
     def forward(
         self,
         inputs: torch.Tensor,
-        mask: torch.Tensor,
+        mask: Optional[torch.Tensor] = None,
         heads: Optional[torch.Tensor] = None,
     ) -> torch.Tensor:
         return self.encode(inputs, mask, heads).sentence

@@ -20,7 +20,15 @@ from spinn_allennlp.core.supervision import (
     strength_entropy,
     transition_loss,
 )
-from spinn_allennlp.modules.tree_encoder import TreeEncoder
+from spinn_allennlp.modules.input_checks import word_mask
+from spinn_allennlp.modules.tree_encoder import (
+    TreeEncoder,
+    given_trees,
+    gold_like,
+    merge_rows,
+    rows_without_trees,
+    with_default_trees,
+)
 
 logger = logging.getLogger(__name__)
 
@@ -42,8 +50,9 @@ class SpinnEncoder(TreeEncoder):
     The paper's variants (Table 3): `tracking_dim = 0` is SPINN-PI-NT (exactly a TreeLSTM);
     `tracking_dim > 0` is SPINN-PI; adding `predict_transitions = true` gives the full SPINN.
 
-    Input shape: (batch_size, num_tokens, input_dim) with a mask of real tokens first;
-    output shape: (batch_size, hidden_dim). `encode` returns the whole `SpinnOutput`.
+    Input shape: (batch_size, num_tokens, input_dim) with a mask of real tokens first (`None`:
+    every position is a word, as in AllenNLP's own encoders); output shape: (batch_size,
+    hidden_dim). `encode` returns the whole `SpinnOutput`.
 
     Registered as a `Seq2VecEncoder` with name "spinn".
 
@@ -177,6 +186,7 @@ class SpinnEncoder(TreeEncoder):
         # Whether anything trains the parser: set by a backward pass into its logits.
         self._parser_probe = GradientProbe()
         self._training_passes = 0
+        self._reported_default_trees = False
 
     @property
     def has_parser(self) -> bool:
@@ -214,7 +224,7 @@ class SpinnEncoder(TreeEncoder):
     def encode(
         self,
         inputs: torch.Tensor,
-        mask: torch.Tensor,
+        mask: Optional[torch.Tensor] = None,
         transitions: Optional[torch.Tensor] = None,
         return_nodes: bool = False,
         reduce_types: Optional[torch.Tensor] = None,
@@ -225,18 +235,39 @@ class SpinnEncoder(TreeEncoder):
         `policy` overrides the encoder's own choice of transitions (`core/policies.py`), e.g.
         `Sampled()` while a latent parser trains by REINFORCE. Training the parser is the
         caller's job here (see `transition_loss_weight`)."""
+        mask = word_mask(self, inputs, mask)
+        transitions = given_trees(transitions)
+        if transitions is not None and not self.has_parser:
+            # Sentences without a tree in a batch with trees: the balanced default tree.
+            transitions = with_default_trees(transitions, mask)
         if policy is None:
             policy = self.policy(transitions is not None)
-        output = self.spinn(
-            inputs,
-            mask,
-            # Only a policy that reads given transitions gets them: the soft stack follows its
-            # own parser (given transitions only train and score it).
-            transitions if policy.follows_given or policy.needs_given else None,
-            return_nodes=return_nodes,
-            reduce_types=reduce_types if self.num_reduce_types else None,
-            policy=policy,
-        )
+        missing = None
+        if transitions is not None and (policy.follows_given or policy.needs_given):
+            missing = rows_without_trees(transitions, mask)
+        if transitions is not None and missing is not None and bool(missing.any()):
+            # A parser that follows given trees: the sentences without one follow its own
+            # parse, in a pass of their own.
+            have = (~missing).nonzero().squeeze(1)
+            rows = [have, missing.nonzero().squeeze(1)]
+            outputs = [
+                self._encode(
+                    inputs[have],
+                    mask[have],
+                    transitions[have],
+                    return_nodes,
+                    None if reduce_types is None else reduce_types[have],
+                    policy,
+                ),
+                self._encode(
+                    inputs[missing], mask[missing], None, return_nodes, None, self.policy(False)
+                ),
+            ]
+            output = merge_rows(outputs, rows, inputs.size(0))
+        else:
+            output = self._encode(inputs, mask, transitions, return_nodes, reduce_types, policy)
+        if self.training and transitions is None and not self.has_parser:
+            self._report_default_trees()
         if self.training and output.transition_logits is not None:
             output.transition_logits = self._parser_probe.watch(output.transition_logits)
             if output.action_log_probs is not None:  # what REINFORCE trains through
@@ -251,12 +282,33 @@ class SpinnEncoder(TreeEncoder):
                 output.sentence = attach_loss(output.sentence, penalty)
         return output
 
-    def forward(
+    def _encode(
         self,
         inputs: torch.Tensor,
         mask: torch.Tensor,
+        transitions: Optional[torch.Tensor],
+        return_nodes: bool,
+        reduce_types: Optional[torch.Tensor],
+        policy: TransitionPolicy,
+    ) -> SpinnOutput:
+        return self.spinn(
+            inputs,
+            mask,
+            # Only a policy that reads given transitions gets them: the soft stack follows its
+            # own parser (given transitions only train and score it).
+            transitions if policy.follows_given or policy.needs_given else None,
+            return_nodes=return_nodes,
+            reduce_types=reduce_types if self.num_reduce_types else None,
+            policy=policy,
+        )
+
+    def forward(
+        self,
+        inputs: torch.Tensor,
+        mask: Optional[torch.Tensor] = None,
         transitions: Optional[torch.Tensor] = None,
     ) -> torch.Tensor:
+        transitions = given_trees(transitions)
         output = self.encode(inputs, mask, transitions)
         if (
             self.training
@@ -264,9 +316,25 @@ class SpinnEncoder(TreeEncoder):
             and transitions is not None
             and output.transition_logits is not None
         ):
-            loss = self.transition_loss_weight * transition_loss(output, transitions)
+            gold = gold_like(transitions, output)
+            loss = self.transition_loss_weight * transition_loss(output, gold)
             return attach_loss(output.sentence, loss)
         return output.sentence
+
+    def _report_default_trees(self) -> None:
+        """Says once that the encoder composes over balanced trees, and how to give it real
+        ones."""
+        if self._reported_default_trees:
+            return
+        self._reported_default_trees = True
+        logger.warning(
+            "SpinnEncoder: no transitions reach the encoder, so it composes each sentence's "
+            "balanced binary tree (what it does in any model, e.g. basic_classifier). For real "
+            "trees the model must pass transitions: for labelled sentences, the "
+            "text_classification_transitions reader (a binary_parse per line, or a "
+            "tree_source such as benepar) with the spinn_classifier model; see "
+            "docs/your_own_model.md."
+        )
 
     def _check_parser_is_trained(self, has_gold: bool) -> None:
         """Warns (once each) when the parser is trained without gold transitions, and when no
@@ -285,8 +353,9 @@ class SpinnEncoder(TreeEncoder):
             logger.warning(
                 "SpinnEncoder: no gradient has reached the parser (transition classifier) in "
                 "%d training batches: nothing trains it, and it will pick trees with an "
-                "untrained argmax. Set the encoder's transition_loss_weight (with gold "
-                "transitions passed to forward) or add core.supervision.transition_loss in the "
-                "model (as spinn_nli does).",
+                "untrained argmax. Set transition_loss_weight above 0: the model's "
+                "(spinn_nli, spinn_classifier: the paper's alpha, e.g. 3.9), or the encoder's "
+                "in a model that passes it gold transitions but knows nothing of parsers; or "
+                "add core.supervision.transition_loss in your own model.",
                 UNTRAINED_PARSER_BATCHES,
             )

@@ -9,9 +9,9 @@ from typing import Any, List, Mapping, Optional, Sequence, Tuple
 import torch
 from allennlp.modules.seq2vec_encoders import Seq2VecEncoder
 
-from spinn_allennlp.core.batching import concat_padded
+from spinn_allennlp.core.batching import concat_padded, default_transitions
 from spinn_allennlp.core.child_sum import DependencyOutput
-from spinn_allennlp.core.output import GIVEN, SpinnOutput
+from spinn_allennlp.core.output import GIVEN, Mode, SpinnOutput
 from spinn_allennlp.core.policies import TransitionPolicy
 from spinn_allennlp.core.transitions import PAD
 from spinn_allennlp.modules.dependency_tree_encoder import DependencyTreeEncoder
@@ -40,21 +40,27 @@ def transitions_source(
     given: bool,
     metadata: Optional[Sequence[Mapping[str, Any]]],
     batch_size: int,
+    has_parser: bool = False,
 ) -> List[str]:
     """Which tree an encoder composed over, for each sentence of a batch (the vocabulary
     above): its own choice when its `mode` is not `"given"`; else, when transitions were
     `given`, the source the reader's `metadata` (one per sentence) names, `GOLD` where it
-    names none; else `DEFAULT_TREE`."""
+    names none; else `DEFAULT_TREE`. A sentence whose metadata says it got no tree (`"none"`,
+    a line without a parse next to lines with one) is the encoder's choice: `"predicted"`
+    for an encoder with a parser (`has_parser`), `DEFAULT_TREE` otherwise."""
     if mode != GIVEN:
         return [mode] * batch_size
+    own = Mode.PREDICTED.value if has_parser else DEFAULT_TREE
     if not given:
         return [DEFAULT_TREE] * batch_size
-    return [_named_source(meta) for meta in metadata or [{}] * batch_size]
+    return [_named_source(meta, own) for meta in metadata or [{}] * batch_size]
 
 
-def _named_source(metadata: Mapping[str, Any]) -> str:
+def _named_source(metadata: Mapping[str, Any], own: str) -> str:
     for key in SOURCE_METADATA_KEYS:
         source = metadata.get(key)
+        if source == NO_SOURCE and key == "transitions_source":
+            return own
         if source is not None and source != NO_SOURCE:
             return str(source)
     return GOLD
@@ -75,6 +81,11 @@ class TreeEncoder(Seq2VecEncoder):
     `2 * num_words - 1` steps per sentence; `mask`: (batch_size, num_tokens), real tokens first;
     `reduce_types` (encoders with typed REDUCE): shape (batch_size, steps), the type of each
     given REDUCE, -1 elsewhere.
+
+    A sentence whose row of `transitions` has no step (all PAD) has no tree given: readers give
+    sentences without a parse (and without a tree source) an empty transitions field, so that
+    lines with and without parses can share a batch. The encoder decides its tree as if no
+    transitions had been given (see `given_trees`, `rows_without_trees`).
     """
 
     @property
@@ -90,7 +101,7 @@ class TreeEncoder(Seq2VecEncoder):
     def encode(
         self,
         inputs: torch.Tensor,
-        mask: torch.Tensor,
+        mask: Optional[torch.Tensor] = None,
         transitions: Optional[torch.Tensor] = None,
         return_nodes: bool = False,
         reduce_types: Optional[torch.Tensor] = None,
@@ -103,7 +114,7 @@ class TreeEncoder(Seq2VecEncoder):
     def forward(
         self,
         inputs: torch.Tensor,
-        mask: torch.Tensor,
+        mask: Optional[torch.Tensor] = None,
         transitions: Optional[torch.Tensor] = None,
     ) -> torch.Tensor:
         return self.encode(inputs, mask, transitions).sentence
@@ -272,3 +283,87 @@ def encode_together(
 
 def _some_but_not_all(tensors: Sequence[Optional[torch.Tensor]]) -> bool:
     return 0 < sum(tensor is not None for tensor in tensors) < len(tensors)
+
+
+def given_trees(transitions: Optional[torch.Tensor]) -> Optional[torch.Tensor]:
+    """`transitions` as a model hands them on: `None` when no sentence of the batch has a tree
+    (a batch of lines without parses: readers give each an empty transitions field)."""
+    if transitions is None or transitions.numel() == 0 or not bool((transitions != PAD).any()):
+        return None
+    return transitions
+
+
+def rows_without_trees(transitions: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+    """Shape (batch_size,): the sentences with words but no given transition (lines without a
+    parse in a batch with lines that have one)."""
+    return (transitions == PAD).all(dim=1) & mask.bool().any(dim=1)
+
+
+def with_default_trees(
+    transitions: Optional[torch.Tensor], mask: torch.Tensor
+) -> Optional[torch.Tensor]:
+    """`transitions` with the balanced binary tree (the default of an encoder without a parser)
+    in the rows of the sentences that have none; `None` when no sentence has a tree."""
+    transitions = given_trees(transitions)
+    if transitions is None:
+        return None
+    missing = rows_without_trees(transitions, mask)
+    if not bool(missing.any()):
+        return transitions
+    # Shape: (num_missing, 2 * max_words - 1)
+    balanced = default_transitions(mask[missing].long().sum(dim=1))
+    width = max(transitions.size(1), balanced.size(1))
+    filled = transitions.new_full((transitions.size(0), width), PAD)
+    filled[:, : transitions.size(1)] = transitions
+    filled[missing] = PAD
+    filled[missing, : balanced.size(1)] = balanced.to(filled.dtype)
+    return filled
+
+
+def merge_rows(
+    outputs: Sequence[SpinnOutput], rows: Sequence[torch.Tensor], batch_size: int
+) -> SpinnOutput:
+    """One `SpinnOutput` of `batch_size` sentences from the outputs of groups of them encoded
+    apart (`rows[i]`: the batch positions of `outputs[i]`'s sentences), each per-step tensor
+    padded to the longest group's steps (PAD for transitions and types, 0 for the rest). The
+    mode is the first group's."""
+    steps = max(output.transitions.size(1) for output in outputs)
+
+    def merged(name: str, fill: float) -> Optional[torch.Tensor]:
+        parts = [getattr(output, name) for output in outputs]
+        if any(part is None for part in parts):
+            return None
+        shape = (batch_size, steps) + tuple(parts[0].shape[2:])
+        result = parts[0].new_full(shape, fill)
+        for part, index in zip(parts, rows):
+            result[index, : part.size(1)] = part
+        return result
+
+    sentence = outputs[0].sentence.new_zeros(batch_size, outputs[0].sentence.size(1))
+    for output, index in zip(outputs, rows):
+        sentence[index] = output.sentence
+    transitions = merged("transitions", PAD)
+    assert transitions is not None
+    return SpinnOutput(
+        sentence=sentence,
+        transitions=transitions,
+        transition_logits=merged("transition_logits", 0.0),
+        node_hidden=merged("node_hidden", 0.0),
+        node_states=merged("node_states", 0.0),
+        mode=outputs[0].mode,
+        reduce_strengths=merged("reduce_strengths", 0.0),
+        reduce_types=merged("reduce_types", PAD),
+        reduce_type_logits=merged("reduce_type_logits", 0.0),
+        action_log_probs=merged("action_log_probs", 0.0),
+        action_entropy=merged("action_entropy", 0.0),
+    )
+
+
+def gold_like(gold: torch.Tensor, output: SpinnOutput) -> torch.Tensor:
+    """`gold` transitions (or REDUCE types), shape (batch_size, steps), padded with PAD to
+    `output`'s steps when it ran more: in a batch mixing sentences with and without a given
+    tree, those without follow the parser's own parse, which may be longer than any gold one."""
+    steps = output.transitions.size(1)
+    if gold.size(1) >= steps:
+        return gold
+    return torch.nn.functional.pad(gold, (0, steps - gold.size(1)), value=PAD)

@@ -12,6 +12,7 @@ from torch import nn
 from spinn_allennlp.core.output import GIVEN
 from spinn_allennlp.core.spinn import Spinn
 from spinn_allennlp.core.transitions import PAD, SHIFT
+from spinn_allennlp.modules.tree_encoder import with_default_trees
 
 
 @dataclass
@@ -155,7 +156,8 @@ class SpinnTreeNodeEncoder(TreeNodeEncoder):
             constituent = inputs.new_zeros(self.get_input_dim())
         # Shape: (batch_size, steps, input_dim); only the REDUCE steps' rows are read.
         node_inputs = constituent.expand(batch_size, num_steps, -1)
-        return self._encode(inputs, mask, transitions, node_inputs)
+        # Sentences without a tree in a batch with trees get the balanced default tree.
+        return self._encode(inputs, mask, with_default_trees(transitions, mask), node_inputs)
 
     def encode_node_inputs(self, node_inputs: torch.Tensor, transitions: torch.Tensor) -> TreeNodes:
         # The k-th SHIFT of a row is its k-th word: gather the leaves' inputs into word order.

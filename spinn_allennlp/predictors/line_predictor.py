@@ -1,10 +1,11 @@
 import json
 import logging
-from collections import defaultdict
-from typing import Any, Callable, Dict, List, Tuple
+from collections import defaultdict, deque
+from typing import Any, Callable, Deque, Dict, List, Tuple
 
 from allennlp.common.util import JsonDict
-from allennlp.data import Instance
+from allennlp.data import DatasetReader, Instance
+from allennlp.models import Model
 from allennlp.predictors import Predictor
 
 logger = logging.getLogger(__name__)
@@ -27,7 +28,17 @@ class LinePredictor(Predictor):
     that fails is retried one instance at a time, so only the instances that fail alone get an
     error. Subclasses define `_json_to_instance` and may override `_trim` (what of the model's
     output to keep).
+
+    A bad input is logged with its line number in the input file under `allennlp predict`
+    (`line 7: bad JSON: ...`; see `predict_command.py`), and as `input <i>` of its batch when
+    called from Python.
     """
+
+    def __init__(self, model: Model, dataset_reader: DatasetReader, frozen: bool = True) -> None:
+        super().__init__(model, dataset_reader, frozen)
+        # The input file's line numbers of the lines loaded and not yet predicted, in order
+        # (filled by `allennlp predict`, see predict_command.py).
+        self.input_line_numbers: Deque[int] = deque()
 
     def load_line(self, line: str) -> JsonDict:
         # AllenNLP's own load_line is json.loads: one truncated line would end the whole run.
@@ -43,9 +54,10 @@ class LinePredictor(Predictor):
         results: List[Any] = [None] * len(inputs)
         good: List[int] = []
         instances: List[Instance] = []
+        where = [self._where(position) for position in range(len(inputs))]
         for position, json_dict in enumerate(inputs):
             if isinstance(json_dict, UnreadableLine):
-                logger.warning("input %d: %s", position, json_dict.error)
+                logger.warning("%s: %s", where[position], json_dict.error)
                 results[position] = {"error": json_dict.error, "input": json_dict["line"]}
                 continue
             instance = instance_or_error(self._json_to_instance, json_dict)
@@ -53,13 +65,20 @@ class LinePredictor(Predictor):
                 instances.append(instance)
                 good.append(position)
             else:
-                logger.warning("input %d: %s", position, instance)
+                logger.warning("%s: %s", where[position], instance)
                 results[position] = {"error": instance, "input": json_dict}
         for position, output in zip(good, self._predict_all(instances)):
             results[position] = output
             if "error" in output:
                 output["input"] = inputs[position]
         return results
+
+    def _where(self, position: int) -> str:
+        """How the log names the input at `position` of a batch: its line in the input file
+        when `allennlp predict` said so, else its place in the batch."""
+        if self.input_line_numbers:
+            return f"line {self.input_line_numbers.popleft()}"
+        return f"input {position}"
 
     def predict_instance(self, instance: Instance) -> JsonDict:
         return self._predict_all([instance])[0]

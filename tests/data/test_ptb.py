@@ -30,3 +30,11 @@ def test_parse_words_match_their_sentence_up_to_spacing_and_quotes():
     assert tokens_match_text(["the", "words", "``", "HELP", "ME", "''"], 'the words "HELP ME"')
     assert not tokens_match_text(["the", "dog"], "the cat")
     assert comparable(" a  ``b'' ") == 'a"b"'
+
+
+def test_text_already_in_ptb_tokens_matches_its_parse():
+    """SST writes its sentences PTB-tokenized: the brackets stay escaped in the text too."""
+    tokens = ["hippies", "-LRB-", "this", "one", "-RRB-", "."]
+    assert tokens_match_text(tokens, "hippies -LRB- this one -RRB- .")
+    assert tokens_match_text(tokens, "hippies (this one).")
+    assert not tokens_match_text(tokens, "hippies -LRB- that one -RRB- .")

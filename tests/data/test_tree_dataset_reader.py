@@ -5,6 +5,7 @@ import logging
 from collections import Counter
 
 import pytest
+from allennlp.common.checks import ConfigurationError
 from allennlp.data import Instance
 from allennlp.data.fields import LabelField, TextField
 from allennlp.data.tokenizers import Token
@@ -139,3 +140,31 @@ def test_bad_options():
         TabSeparatedTrees(crop_pad_length=0)
     with pytest.raises(ValueError, match="max_length"):
         TabSeparatedTrees(max_length=0)
+
+
+def test_a_file_with_no_usable_line_says_how_many_were_read_and_why_not(tmp_path):
+    """Not AllenNLP's `Found no field that needed padding; we are surprised you got this error`
+    at the first batch: the file, the count, and why each line was left out."""
+    path = tmp_path / "all_bad.tsv"
+    path.write_text("neg\t( bad film\npos\nskip\t( a b )\npos\n\n", encoding="utf-8")
+    with pytest.raises(ConfigurationError) as error:
+        list(TabSeparatedTrees().read(str(path)))
+    message = str(error.value)
+    assert str(path) in message and "read 0 instances" in message
+    assert "skipped 3 malformed (missing column: 2, malformed parse: 1)" in message
+    assert "dropped 1 (unwanted: 1)" in message
+
+
+def test_an_empty_file_says_so(tmp_path):
+    path = tmp_path / "empty.tsv"
+    path.write_text("\n\n", encoding="utf-8")
+    with pytest.raises(
+        ConfigurationError, match=r"read 0 instances.*the file has no line but blank ones"
+    ):
+        list(TabSeparatedTrees().read(str(path)))
+
+
+def test_one_usable_line_is_enough(tmp_path):
+    path = tmp_path / "one_good.tsv"
+    path.write_text("neg\t( bad film\npos\t( a b )\n", encoding="utf-8")
+    assert len(list(TabSeparatedTrees().read(str(path)))) == 1

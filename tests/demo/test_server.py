@@ -2,6 +2,7 @@
 of every kind answered with an error while the server keeps serving."""
 
 import json
+import os
 import threading
 import urllib.error
 import urllib.parse
@@ -11,16 +12,28 @@ from typing import List, Sequence
 import pytest
 from allennlp.data import Vocabulary
 
+from spinn_allennlp.classification.dataset_readers import (
+    ListOpsReader,
+    TextClassificationTransitionsReader,
+)
 from spinn_allennlp.core.transitions import balanced_transitions
 from spinn_allennlp.data.tree_sources import TreeSource, TreeSourceError
-from spinn_allennlp.demo.server import MAX_BODY_BYTES, build_server
+from spinn_allennlp.demo.server import MAX_BODY_BYTES, DemoApp, build_server, main
 from spinn_allennlp.pair_classification.dataset_readers import SnliTransitionsReader
-from spinn_allennlp.testing import FIXTURES_ROOT
-from spinn_allennlp.testing.configs import SNLI_SAMPLE, snli_config, snli_small_overrides
+from spinn_allennlp.testing import CONFIGS_ROOT, FIXTURES_ROOT
+from spinn_allennlp.testing.configs import (
+    LISTOPS_SAMPLE,
+    SNLI_SAMPLE,
+    listops_config,
+    listops_small_overrides,
+    snli_config,
+    snli_small_overrides,
+)
 from spinn_allennlp.testing.model_test_case import archive_untrained
 
 FULL_SPINN = FIXTURES_ROOT / "pair_classification" / "archives" / "spinn_v0.1.0.tar.gz"
 PAIR = {"premise": "Two dogs run in a park.", "hypothesis": "Animals move."}
+TEXT_SAMPLE = FIXTURES_ROOT / "classification" / "sst_dev_parses_sample.jsonl"
 
 
 @TreeSource.register("demo_test_fails_on_unicorn", exist_ok=True)
@@ -105,7 +118,8 @@ def test_tree_source_named_on_the_command_line_makes_the_trees(pi_nt):
 
 def test_a_tree_source_failing_on_one_sentence_gives_an_error_then_serving_goes_on(pi_nt):
     status, output = predict(pi_nt, {"premise": "A unicorn sleeps.", "hypothesis": "Yes."})
-    assert status == 200 and "never seen a unicorn" in output["error"]
+    # Well formed, but this input can't be used: 422.
+    assert status == 422 and "never seen a unicorn" in output["error"]
     assert "label_probs" in predict(pi_nt, PAIR)[1]
 
 
@@ -114,14 +128,16 @@ def test_a_tree_source_failing_on_one_sentence_gives_an_error_then_serving_goes_
     [
         ({"premise": "", "hypothesis": "Animals move."}, "premise is empty"),
         ({"premise": "A dog.", "hypothesis": "   "}, "hypothesis is empty"),
-        ({"premise": "A dog."}, "hypothesis must be a string"),
+        ({"premise": "A dog."}, "the hypothesis is missing"),
+        ({"premise": "A dog.", "hypothesis": None}, "the hypothesis is missing"),
+        ({"premise": "A dog.", "hypothesis": 7}, "hypothesis must be a string"),
         ({"premise": ["A", "dog"], "hypothesis": "x"}, "premise must be a string"),
         ({"premise": "dog " * 6000, "hypothesis": "x"}, "premise is too long"),
     ],
 )
 def test_bad_pairs_get_errors(full_spinn, pair, message):
     status, output = predict(full_spinn, pair)
-    assert status == 200 and message in output["error"]
+    assert status == 400 and message in output["error"]
 
 
 def test_long_sentences_and_unknown_characters_get_trees(full_spinn):
@@ -136,7 +152,8 @@ def test_long_sentences_and_unknown_characters_get_trees(full_spinn):
 def test_malformed_requests_get_errors(full_spinn):
     assert post(full_spinn, "/predict", b"{not json")[0] == 400
     assert post(full_spinn, "/predict", b"\xff\xfe")[0] == 400
-    assert "error" in json.loads(post(full_spinn, "/predict", b"[1, 2]")[1])
+    status, body = post(full_spinn, "/predict", b"[1, 2]")
+    assert status == 400 and "must be a JSON object" in json.loads(body)["error"]
     status, body = post(full_spinn, "/predict", b"x" * (MAX_BODY_BYTES + 1))
     assert status == 400 and "too large" in body
     assert post(full_spinn, "/nowhere", b"{}")[0] == 404
@@ -154,7 +171,7 @@ def test_form_post_draws_the_result_and_escapes_the_input(full_spinn):
     status, page = post(
         full_spinn, "/", b"premise=&hypothesis=x", "application/x-www-form-urlencoded"
     )
-    assert status == 200 and "premise is empty" in page and "<svg" not in page
+    assert status == 400 and "premise is empty" in page and "<svg" not in page
 
 
 def test_the_page_runs_no_scripts(full_spinn):
@@ -163,3 +180,110 @@ def test_the_page_runs_no_scripts(full_spinn):
         page = response.read().decode("utf-8")
     assert "default-src 'none'" in policy and "script-src" not in policy
     assert "<script" not in page and 'id="premise"' in page and 'id="submit"' in page
+
+
+class Fails:
+    """A predictor with a bug: any input raises."""
+
+    def predict_json(self, inputs):
+        raise RuntimeError("a bug")
+
+
+class RefusesAndFails:
+    """The two kinds of `{"error": ...}` a `LinePredictor` answers with."""
+
+    def predict_json(self, inputs):
+        if inputs["premise"] == "refuse":
+            return {"error": "malformed parse: premise parse: 1 unclosed '('"}
+        return {"error": "prediction failed: RuntimeError: a bug"}
+
+
+def test_status_codes_tell_bad_requests_from_server_faults():
+    pair = {"premise": "refuse", "hypothesis": "x"}
+    assert DemoApp(Fails()).predict(pair)[0] == 500
+    assert DemoApp(RefusesAndFails()).predict(pair)[0] == 422
+    assert DemoApp(RefusesAndFails()).predict({**pair, "premise": "y"})[0] == 500
+    assert DemoApp(RefusesAndFails()).predict({"premise": "y"})[0] == 400
+
+
+# --- single-sentence classifiers, and archives the demo cannot serve ------------------------
+
+
+@pytest.fixture(scope="module")
+def vocab_of_sentences():
+    reader = TextClassificationTransitionsReader()
+    return Vocabulary.from_instances(reader.read(str(TEXT_SAMPLE)))
+
+
+@pytest.fixture(scope="module")
+def text_spinn(tmp_path_factory, vocab_of_sentences):
+    """An untrained small full SPINN in `spinn_classifier` (our single-sentence reader)."""
+    overrides = {
+        "model.text_field_embedder.token_embedders.tokens.embedding_dim": 12,
+        "model.encoder.input_dim": 12,
+        "model.encoder.hidden_dim": 10,
+        "model.encoder.tracking_dim": 6,
+        "model.mlp_dim": 8,
+    }
+    archive = archive_untrained(
+        CONFIGS_ROOT / "classification" / "text_spinn.jsonnet",
+        overrides,
+        tmp_path_factory.mktemp("demo") / "text_spinn",
+        vocab_of_sentences,
+    )
+    server = serve([archive])
+    yield server
+    server.shutdown()
+    server.server_close()
+
+
+@pytest.fixture(scope="module")
+def basic_classifier(tmp_path_factory, vocab_of_sentences):
+    """AllenNLP's basic_classifier with the spinn encoder (the issue's failing archive)."""
+    os.environ.setdefault("FIXTURES", str(FIXTURES_ROOT))
+    archive = archive_untrained(
+        FIXTURES_ROOT / "classification" / "basic_classifier_spinn.jsonnet",
+        {},
+        tmp_path_factory.mktemp("demo") / "basic",
+        vocab_of_sentences,
+    )
+    server = serve([archive])
+    yield server
+    server.shutdown()
+    server.server_close()
+
+
+def test_a_single_sentence_model_with_trees_is_served(text_spinn):
+    status, output = predict(text_spinn, {"sentence": "A lovely , moving film ."})
+    assert status == 200, output
+    assert set(output["label_probs"]) == {"pos", "neg"} and output["label"] in {"pos", "neg"}
+    assert sum(output["label_probs"].values()) == pytest.approx(1.0, abs=1e-6)
+    assert words(output["sentence_tree"]) == "A lovely , moving film .".split()
+    assert output["sentence_transitions_source"] == "predicted"  # its own parser
+    form = urllib.parse.urlencode({"sentence": "A dull film ."}).encode()
+    status, page = post(text_spinn, "/", form, "application/x-www-form-urlencoded")
+    assert status == 200 and 'id="sentence"' in page and page.count("<svg") == 1
+    status, output = predict(text_spinn, {"premise": "A dull film ."})
+    assert status == 400 and output["error"] == "the sentence is missing"
+
+
+def test_basic_classifier_with_the_spinn_encoder_is_served(basic_classifier):
+    status, output = predict(basic_classifier, {"sentence": "A lovely film ."})
+    assert status == 200, output
+    assert set(output["label_probs"]) == {"pos", "neg"}
+    assert "sentence_tree" not in output  # basic_classifier reports no tree
+    form = urllib.parse.urlencode({"sentence": "A dull film ."}).encode()
+    status, page = post(basic_classifier, "/", form, "application/x-www-form-urlencoded")
+    assert status == 200 and "this model reports no tree" in page
+
+
+def test_an_archive_the_demo_cannot_serve_is_refused_at_start(tmp_path, capsys):
+    reader = ListOpsReader()
+    vocab = Vocabulary.from_instances(reader.read(str(LISTOPS_SAMPLE)))
+    archive = archive_untrained(
+        listops_config("spinn_pi_nt"), listops_small_overrides("spinn_pi_nt"), tmp_path / "l", vocab
+    )
+    assert main([archive, "--port", "0"]) == 2
+    message = capsys.readouterr().err
+    assert "the demo serves NLI models" in message and "ListOpsReader" in message
+    assert "serving on" not in message

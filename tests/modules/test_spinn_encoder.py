@@ -4,6 +4,7 @@ import random
 import pytest
 import torch
 from allennlp.common import Params
+from allennlp.common.checks import ConfigurationError
 from allennlp.modules.seq2vec_encoders import Seq2VecEncoder
 
 from spinn_allennlp.core import transitions as tr
@@ -178,3 +179,59 @@ def test_gold_transitions_without_any_loss_are_reported(caplog):
 def test_transition_loss_weight_needs_a_parser():
     with pytest.raises(ValueError, match="needs predict_transitions"):
         SpinnEncoder(4, 3, transition_loss_weight=1.0)
+
+
+# --- the Seq2VecEncoder contract: mask=None, and which setting a size mismatch needs --------
+
+
+@pytest.mark.parametrize("tracking_dim", [0, 3])
+def test_no_mask_means_every_word_is_real(tracking_dim):
+    """As AllenNLP's own Seq2VecEncoders: `mask=None` encodes every position as a word."""
+    torch.manual_seed(0)
+    encoder = SpinnEncoder(5, 4, tracking_dim=tracking_dim).double().eval()
+    inputs = torch.randn(3, 6, 5, dtype=torch.float64)
+    full = torch.ones(3, 6, dtype=torch.bool)
+    torch.testing.assert_close(encoder(inputs, None), encoder(inputs, full), atol=0, rtol=0)
+    torch.testing.assert_close(encoder(inputs), encoder(inputs, full), atol=0, rtol=0)
+    output = encoder.encode(inputs, None)
+    assert output.transitions.shape == (3, 11)
+
+
+def test_child_sum_encoder_takes_no_mask_too():
+    torch.manual_seed(0)
+    encoder = Seq2VecEncoder.from_params(
+        Params({"type": "child_sum_tree_lstm", "input_dim": 5, "hidden_dim": 4})
+    ).double()
+    inputs = torch.randn(2, 4, 5, dtype=torch.float64)
+    full = torch.ones(2, 4, dtype=torch.bool)
+    torch.testing.assert_close(encoder(inputs, None), encoder(inputs, full), atol=0, rtol=0)
+
+
+@pytest.mark.parametrize("encoder_type", ["spinn", "child_sum_tree_lstm"])
+def test_word_vectors_of_the_wrong_size_name_the_setting_to_change(encoder_type):
+    """Not torch's `mat1 and mat2 shapes cannot be multiplied`: which sizes, which setting."""
+    encoder = Seq2VecEncoder.from_params(
+        Params({"type": encoder_type, "input_dim": 12, "hidden_dim": 4})
+    )
+    inputs, mask = torch.randn(2, 3, 13), torch.ones(2, 3, dtype=torch.bool)
+    with pytest.raises(ConfigurationError) as error:
+        encoder(inputs, mask)
+    message = str(error.value)
+    assert "input_dim" in message and "12" in message and "13" in message
+    assert "embedder" in message
+
+
+def test_balanced_trees_by_default_are_reported_once_with_the_way_to_real_trees(caplog):
+    """A tree encoder in a model that never passes it transitions (AllenNLP's basic_classifier)
+    composes over balanced trees: said once in training, with the path to real trees."""
+    caplog.set_level(logging.WARNING, logger=LOGGER)
+    encoder = SpinnEncoder(5, 4).train()
+    inputs, mask, gold = parser_batch()
+    encoder(inputs.float(), mask, gold)  # given trees: nothing to say
+    assert not caplog.records
+    for _ in range(3):
+        encoder(inputs.float(), mask)
+    messages = [r.getMessage() for r in caplog.records if r.name == LOGGER]
+    assert len(messages) == 1 and "balanced binary tree" in messages[0]
+    for name in ("text_classification_transitions", "spinn_classifier", "your_own_model.md"):
+        assert name in messages[0]

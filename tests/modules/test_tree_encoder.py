@@ -131,7 +131,10 @@ def test_transitions_source_has_one_vocabulary():
     # Given transitions: the source the reader names (SNLI's key or SST's), else gold.
     assert transitions_source("given", True, metadata, 3) == ["benepar", "right_branching", GOLD]
     assert transitions_source("given", True, None, 2) == [GOLD, GOLD]
-    assert transitions_source("given", True, [{"transitions_source": "none"}], 1) == [GOLD]
+    # A line without a tree ("none") next to lines with one: the encoder's own choice.
+    no_tree = [{"transitions_source": "none"}]
+    assert transitions_source("given", True, no_tree, 1) == [DEFAULT_TREE]
+    assert transitions_source("given", True, no_tree, 1, has_parser=True) == ["predicted"]
     assert GOLD == GoldTrees.name  # the corpus's own trees, as a tree source calls them
 
 

@@ -5,5 +5,15 @@ from spinn_allennlp.classification.dataset_readers.sst_trees import (
     UNLABELED,
     SstTreesReader,
 )
+from spinn_allennlp.classification.dataset_readers.text_classification_transitions import (
+    TextClassificationTransitionsReader,
+)
 
-__all__ = ["BINARY_LABELS", "FINE_LABELS", "UNLABELED", "ListOpsReader", "SstTreesReader"]
+__all__ = [
+    "BINARY_LABELS",
+    "FINE_LABELS",
+    "UNLABELED",
+    "ListOpsReader",
+    "SstTreesReader",
+    "TextClassificationTransitionsReader",
+]

@@ -1,7 +1,6 @@
 from typing import Any, Dict, List, Optional
 
 import torch
-from allennlp.common.checks import check_dimensions_match
 from allennlp.data import TextFieldTensors, Vocabulary
 from allennlp.models import Model
 from allennlp.modules import Seq2VecEncoder, TextFieldEmbedder
@@ -12,9 +11,16 @@ from torch import nn
 from spinn_allennlp.core.policies import TransitionPolicy
 from spinn_allennlp.core.supervision import parser_predictions, transition_loss
 from spinn_allennlp.data.trees import readable_tree
+from spinn_allennlp.modules.input_checks import check_embedder_feeds_encoder
 from spinn_allennlp.modules.policy_gradient import PolicyGradient
 from spinn_allennlp.modules.relu_mlp import mlp_output_dim, relu_mlp
-from spinn_allennlp.modules.tree_encoder import encode, has_parser, transitions_source
+from spinn_allennlp.modules.tree_encoder import (
+    encode,
+    given_trees,
+    gold_like,
+    has_parser,
+    transitions_source,
+)
 from spinn_allennlp.training.metrics import ParseMetrics
 
 
@@ -75,12 +81,7 @@ class SpinnClassifier(Model):
         **kwargs,
     ) -> None:
         super().__init__(vocab, **kwargs)
-        check_dimensions_match(
-            text_field_embedder.get_output_dim(),
-            encoder.get_input_dim(),
-            "text field embedding dim",
-            "encoder input dim",
-        )
+        check_embedder_feeds_encoder(text_field_embedder, encoder)
         self._embedder = text_field_embedder
         self._encoder = encoder
         self._label_namespace = label_namespace
@@ -113,6 +114,9 @@ class SpinnClassifier(Model):
         label: Optional[torch.Tensor] = None,
         metadata: Optional[List[Dict[str, Any]]] = None,
     ) -> Dict[str, Any]:
+        # A batch of lines without a parse (each an empty transitions field) has no trees; in a
+        # mixed batch the encoder decides for each sentence without one.
+        transitions = given_trees(transitions)
         # Shape: (batch_size, num_tokens, embedding_dim)
         embedded = self._embedder(tokens)
         # Shape: (batch_size, num_tokens)
@@ -133,7 +137,7 @@ class SpinnClassifier(Model):
         if encoded is not None:
             output["transitions"] = encoded.transitions
             output["transitions_source"] = transitions_source(
-                encoded.mode, transitions is not None, metadata, logits.size(0)
+                encoded.mode, transitions is not None, metadata, logits.size(0), self.has_parser
             )
 
         if label is not None:
@@ -153,11 +157,12 @@ class SpinnClassifier(Model):
                 )
             if encoded is not None and encoded.transition_logits is not None:
                 if transitions is not None:
+                    gold_transitions = gold_like(transitions, encoded)
                     if self._transition_loss_weight:
                         loss = loss + self._transition_loss_weight * transition_loss(
-                            encoded, transitions
+                            encoded, gold_transitions
                         )
-                    self._parse_metrics(parser_predictions(encoded), transitions)
+                    self._parse_metrics(parser_predictions(encoded), gold_transitions)
             output["loss"] = loss
         return output
 

@@ -1,7 +1,6 @@
 from typing import Any, Dict, List, Optional, Tuple
 
 import torch
-from allennlp.common.checks import check_dimensions_match
 from allennlp.data import TextFieldTensors, Vocabulary
 from allennlp.data.vocabulary import DEFAULT_OOV_TOKEN
 from allennlp.models import Model
@@ -13,6 +12,7 @@ from spinn_allennlp.core.output import GIVEN
 from spinn_allennlp.core.supervision import parser_predictions, transition_loss
 from spinn_allennlp.core.transitions import PAD, fold, node_spans
 from spinn_allennlp.data.trees import readable_tree
+from spinn_allennlp.modules.input_checks import check_embedder_feeds_encoder
 from spinn_allennlp.modules.tree_encoder import encode, has_nodes, has_parser, transitions_source
 from spinn_allennlp.training.metrics import ParseMetrics, Share
 
@@ -77,12 +77,7 @@ class TreeNodeClassifier(Model):
         **kwargs,
     ) -> None:
         super().__init__(vocab, **kwargs)
-        check_dimensions_match(
-            text_field_embedder.get_output_dim(),
-            encoder.get_input_dim(),
-            "text field embedding dim",
-            "encoder input dim",
-        )
+        check_embedder_feeds_encoder(text_field_embedder, encoder)
         if label_names is not None and len(label_names) != num_labels:
             raise ValueError(f"{len(label_names)} label names for {num_labels} labels")
         self._embedder = text_field_embedder
@@ -197,7 +192,9 @@ class TreeNodeClassifier(Model):
                 gold = label.long().view(-1)
                 self._check_labels(gold)
                 self._root_accuracy(int((logits.argmax(dim=-1) == gold).sum()), gold.numel())
-            if transition_term is not None:
+            # A zero weight adds nothing, not even a zero gradient into the parser (the
+            # encoder reports a parser that no gradient reaches).
+            if transition_term is not None and self._transition_loss_weight:
                 loss = loss + self._transition_loss_weight * transition_term
             output["loss"] = loss
         return output

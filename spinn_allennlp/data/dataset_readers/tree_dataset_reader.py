@@ -7,6 +7,7 @@ from collections import Counter
 from typing import Any, Dict, Iterable, List, Optional, Sequence, Tuple, Union
 
 import torch
+from allennlp.common.checks import ConfigurationError
 from allennlp.common.file_utils import cached_path
 from allennlp.common.util import is_distributed
 from allennlp.data import DatasetReader, Instance, Token, Tokenizer
@@ -157,6 +158,18 @@ class TreeDatasetReader(DatasetReader):
             # Also when the consumer stops early (the generator is closed): the other shards'
             # summary waits for this one.
             self._summarize(file_path, sharded_read, num_instances, complete)
+        if num_instances == 0 and sharded_read is None:
+            # Rather than AllenNLP's "Found no field that needed padding" at the first batch.
+            # (A shard of a file read in shards may be empty: the merged summary says it.)
+            why = (
+                "no line of it can be used (each skipped line is logged above as "
+                "file:line: skipped: reason)"
+                if self.skipped or self.dropped
+                else "the file has no line but blank ones"
+            )
+            raise ConfigurationError(
+                summary(file_path, num_instances, self.skipped, self.dropped) + ": " + why
+            )
 
     def _shard(self) -> Tuple[int, int]:
         """(this process's shard, number of shards) of a read: as ``shard_iterable`` splits."""
@@ -238,21 +251,10 @@ class TreeDatasetReader(DatasetReader):
     def _log_summary(
         file_path: str, num_instances: int, skipped: Counter, dropped: Counter, note: str = ""
     ) -> None:
-        def listing(counter: Counter) -> str:
-            reasons = ", ".join(f"{reason}: {count}" for reason, count in counter.most_common())
-            return f" ({reasons})" if reasons else ""
-
-        num_skipped = sum(skipped.values())
         logger.log(
-            logging.WARNING if num_skipped else logging.INFO,
-            "%s: read %d instances; dropped %d%s; skipped %d malformed%s%s",
-            file_path,
-            num_instances,
-            sum(dropped.values()),
-            listing(dropped),
-            num_skipped,
-            listing(skipped),
-            note,
+            logging.WARNING if skipped else logging.INFO,
+            "%s",
+            summary(file_path, num_instances, skipped, dropped) + note,
         )
 
     # --- sentences ----------------------------------------------------------------------
@@ -340,6 +342,19 @@ class TreeDatasetReader(DatasetReader):
             tokens = tokens[-length:]
             return [LEFT_PAD_TOKEN] * (length - len(tokens)) + tokens, None
         return crop_pad_left(tokens, transitions, length, LEFT_PAD_TOKEN)
+
+
+def summary(file_path: str, num_instances: int, skipped: Counter, dropped: Counter) -> str:
+    """`file: read N instances; dropped D (reason: count, ...); skipped S malformed (...)`."""
+
+    def listing(counter: Counter) -> str:
+        reasons = ", ".join(f"{reason}: {count}" for reason, count in counter.most_common())
+        return f" ({reasons})" if reasons else ""
+
+    return (
+        f"{file_path}: read {num_instances} instances; dropped {sum(dropped.values())}"
+        f"{listing(dropped)}; skipped {sum(skipped.values())} malformed{listing(skipped)}"
+    )
 
 
 def parse_json_object(line: str) -> Dict[str, Any]:

@@ -52,7 +52,8 @@ class SnliTransitionsReader(TreeDatasetReader):
     counted (see `TreeDatasetReader`).
 
     Instance fields: `premise`, `hypothesis` (`TextField`), `premise_transitions`,
-    `hypothesis_transitions` (`TensorField`, padded with -1; with parses or a tree source),
+    `hypothesis_transitions` (`TensorField`, padded with -1; empty for a sentence with neither
+    a parse nor a tree source, so that a file may mix lines with and without parses),
     `label` (`LabelField`; when labelled), `metadata` (`premise_tokens`, `hypothesis_tokens`,
     `transitions_source`: "gold", the tree source's name, or "none"; `pairID` when given).
 
@@ -188,11 +189,14 @@ class SnliTransitionsReader(TreeDatasetReader):
             tokens, transitions = self.crop_pad(tokens, transitions)
             # Indexers are set later, in apply_token_indexers (lazy, worker-friendly).
             fields[side] = TextField([Token(token) for token in tokens])
-            if transitions is not None:
-                fields[f"{side}_transitions"] = transitions_field(transitions)
-                if labeled is not None:
+            # A sentence without a tree (no parse, no tree source) gets an empty field, so that
+            # lines with and without parses can share a batch; the model decides its tree.
+            fields[f"{side}_transitions"] = transitions_field(transitions or [])
+            if self._reduce_types:
+                types: List[int] = []
+                if labeled is not None and transitions is not None:
                     types = _reduce_types(side, labeled, tokens, transitions)
-                    fields[f"{side}_reduce_types"] = transitions_field(types)
+                fields[f"{side}_reduce_types"] = transitions_field(types)
             # The tokens the model sees, aligned with the transitions (padding included).
             metadata[f"{side}_tokens"] = tokens
         if label is not None:

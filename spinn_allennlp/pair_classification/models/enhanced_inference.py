@@ -15,7 +15,7 @@ from allennlp.nn import InitializerApplicator, util
 from allennlp.training.metrics import CategoricalAccuracy
 from torch import nn
 
-from spinn_allennlp.modules.tree_encoder import SentenceBatch
+from spinn_allennlp.modules.tree_encoder import SentenceBatch, given_trees
 from spinn_allennlp.modules.tree_node_encoder import TreeNodeEncoder
 
 # One side's embedded words (batch_size, num_words, dim), mask and transitions (or None).
@@ -155,7 +155,8 @@ class EnhancedInferenceModel(Model):
         ):
             # Shape: (batch_size, num_words, embedding_dim)
             embedded = self._dropout(self._embedder(tokens))
-            sides.append((embedded, util.get_text_field_mask(tokens), transitions))
+            # An empty transitions field on every line (no parses): no trees.
+            sides.append((embedded, util.get_text_field_mask(tokens), given_trees(transitions)))
         encodings = self._encode_inputs(sides)
         (a, a_mask, _), (b, b_mask, _) = encodings
 

@@ -1,7 +1,6 @@
 from typing import Any, Dict, List, Optional
 
 import torch
-from allennlp.common.checks import check_dimensions_match
 from allennlp.data import TextFieldTensors, Vocabulary
 from allennlp.models import Model
 from allennlp.modules import Seq2VecEncoder, TextFieldEmbedder
@@ -18,11 +17,14 @@ from spinn_allennlp.core.supervision import (
 )
 from spinn_allennlp.data.dataset_readers import LEFT_PAD_TOKEN
 from spinn_allennlp.data.trees import readable_tree
+from spinn_allennlp.modules.input_checks import check_embedder_feeds_encoder
 from spinn_allennlp.modules.policy_gradient import PolicyGradient
 from spinn_allennlp.modules.relu_mlp import mlp_output_dim, relu_mlp
 from spinn_allennlp.modules.tree_encoder import (
     SentenceBatch,
     encode_together,
+    given_trees,
+    gold_like,
     has_parser,
     num_reduce_types,
     transitions_source,
@@ -104,12 +106,7 @@ class SpinnNliClassifier(Model):
         **kwargs,
     ) -> None:
         super().__init__(vocab, **kwargs)
-        check_dimensions_match(
-            text_field_embedder.get_output_dim(),
-            encoder.get_input_dim(),
-            "text field embedding dim",
-            "encoder input dim",
-        )
+        check_embedder_feeds_encoder(text_field_embedder, encoder)
         self._embedder = text_field_embedder
         self._encoder = encoder
         self._label_namespace = label_namespace
@@ -153,6 +150,14 @@ class SpinnNliClassifier(Model):
         premise_reduce_types: Optional[torch.Tensor] = None,
         hypothesis_reduce_types: Optional[torch.Tensor] = None,
     ) -> Dict[str, Any]:
+        # Lines without a parse have empty transitions fields: a batch of only such lines has
+        # no trees at all; in a mixed batch the encoder decides for each sentence without one.
+        premise_transitions = given_trees(premise_transitions)
+        hypothesis_transitions = given_trees(hypothesis_transitions)
+        if premise_transitions is None:
+            premise_reduce_types = None
+        if hypothesis_transitions is None:
+            hypothesis_reduce_types = None
         batches = [
             self._sentence_batch(premise, premise_transitions),
             self._sentence_batch(hypothesis, hypothesis_transitions),
@@ -190,7 +195,7 @@ class SpinnNliClassifier(Model):
             if out is not None:
                 output[f"{name}_transitions"] = out.transitions
                 output[f"{name}_transitions_source"] = transitions_source(
-                    out.mode, gold is not None, metadata, batch_size
+                    out.mode, gold is not None, metadata, batch_size, self.has_parser
                 )
 
         if label is not None:
@@ -209,11 +214,18 @@ class SpinnNliClassifier(Model):
                 )
             for (_, out, gold), gold_types in zip(sides, types):
                 if out is not None and out.transition_logits is not None and gold is not None:
-                    loss = loss + self._transition_loss_weight * transition_loss(out, gold)
+                    gold = gold_like(gold, out)
+                    if gold_types is not None:
+                        gold_types = gold_like(gold_types, out)
+                    # A zero weight adds nothing, not even a zero gradient: the encoder counts
+                    # any backward pass into its parser as training it (and warns otherwise).
+                    if self._transition_loss_weight:
+                        loss = loss + self._transition_loss_weight * transition_loss(out, gold)
                     if out.reduce_type_logits is not None and gold_types is not None:
-                        loss = loss + self._transition_loss_weight * reduce_type_loss(
-                            out, gold_types
-                        )
+                        if self._transition_loss_weight:
+                            loss = loss + self._transition_loss_weight * reduce_type_loss(
+                                out, gold_types
+                            )
                         self._parse_metrics(
                             parser_predictions(out), gold, parser_types(out), gold_types
                         )

@@ -1,7 +1,6 @@
 from typing import Any, Dict, List, Optional
 
 import torch
-from allennlp.common.checks import check_dimensions_match
 from allennlp.data import TextFieldTensors, Vocabulary
 from allennlp.models import Model
 from allennlp.modules import Seq2VecEncoder, TextFieldEmbedder
@@ -9,6 +8,7 @@ from allennlp.nn import InitializerApplicator, util
 from allennlp.training.metrics import PearsonCorrelation, SpearmanCorrelation
 from torch import nn
 
+from spinn_allennlp.modules.input_checks import check_embedder_feeds_encoder
 from spinn_allennlp.modules.tree_encoder import encode
 from spinn_allennlp.training.metrics import MeanSquaredError
 
@@ -71,12 +71,7 @@ class TreeRelatedness(Model):
         **kwargs,
     ) -> None:
         super().__init__(vocab, **kwargs)
-        check_dimensions_match(
-            text_field_embedder.get_output_dim(),
-            encoder.get_input_dim(),
-            "text field embedding dim",
-            "encoder input dim",
-        )
+        check_embedder_feeds_encoder(text_field_embedder, encoder)
         self._embedder = text_field_embedder
         self._encoder = encoder
         self._num_classes = num_classes

@@ -56,6 +56,14 @@ class ReduceOnPlateau(LearningRateScheduler):
         min_lr: Union[float, List[float]] = 0,
         eps: float = 1e-8,
     ) -> None:
+        if mode not in ("min", "max"):
+            raise ConfigurationError(
+                f'reduce_on_plateau: mode must be "min" or "max", not {mode!r}'
+            )
+        if threshold_mode not in ("rel", "abs"):
+            raise ConfigurationError(
+                f'reduce_on_plateau: threshold_mode must be "rel" or "abs", not {threshold_mode!r}'
+            )
         lr_scheduler = torch.optim.lr_scheduler.ReduceLROnPlateau(
             optimizer=optimizer,
             mode=mode,  # type: ignore[arg-type]
@@ -76,7 +84,8 @@ class ReduceOnPlateau(LearningRateScheduler):
     def step(self, metric: Optional[float] = None) -> None:
         if metric is None:
             raise ConfigurationError(
-                "reduce_on_plateau needs a validation metric: give the trainer validation data"
+                "reduce_on_plateau needs a validation metric each epoch: give the trainer "
+                "validation data (validation_data_path)"
             )
         groups = self.lr_scheduler.optimizer.param_groups
         before = [group["lr"] for group in groups]

@@ -29,7 +29,8 @@ class ParseMetrics(Metric):
       only with its type right too.
 
     Call with `predicted` and `gold` transitions of shape (batch_size, steps), PAD (-1) after
-    each gold sequence's end; `predicted` is cut to the gold width. Sums over batches and
+    each gold sequence's end; `predicted` is cut to the gold width. Sentences whose gold row is
+    all PAD (no gold tree) are not scored. Sums over batches and
     workers (see `Share`).
 
     Registered as a `Metric` with name "parse_metrics".
@@ -60,6 +61,13 @@ class ParseMetrics(Metric):
         gold = gold.long()
         steps = min(predicted.size(1), gold.size(1))
         predicted, gold = predicted[:, :steps], gold[:, :steps]
+        # Sentences without a gold tree (all PAD: a line without a parse next to lines with
+        # one) are left out of every metric.
+        scored = (gold != PAD).any(dim=1)
+        if not bool(scored.all()):
+            predicted, gold = predicted[scored], gold[scored]
+            if predicted_types is not None and gold_types is not None:
+                predicted_types, gold_types = predicted_types[scored], gold_types[scored]
         real = gold != PAD
         correct = (predicted == gold) & real
         self._transition_accuracy(int(correct.sum()), int(real.sum()))

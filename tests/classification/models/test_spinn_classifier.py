@@ -3,10 +3,15 @@ real ListOps lines (fixtures)."""
 
 import pytest
 import torch
+from allennlp.common import Params
+from allennlp.common.checks import ConfigurationError
 from allennlp.common.testing import ModelTestCase
+from allennlp.data import Batch, DatasetReader, Vocabulary
+from allennlp.models import Model
 
 from spinn_allennlp.classification.models import spinn_classifier
 from spinn_allennlp.core.transitions import PAD, is_valid
+from spinn_allennlp.testing import FIXTURES_ROOT
 from spinn_allennlp.testing.configs import (
     LISTOPS_SAMPLE,
     LISTOPS_VARIANTS,
@@ -130,3 +135,24 @@ def test_models_without_parser_report_accuracy_only():
         model(**batch)
         metrics = set(model.get_metrics(reset=True))
         assert metrics == {"accuracy", "accuracy_tokens_le_100", "accuracy_tokens_gt_100"}
+
+
+def test_basic_classifier_with_the_wrong_input_dim_says_which_setting_at_its_first_batch():
+    """AllenNLP's `basic_classifier` never compares its embedder with its encoder: the spinn
+    encoder says which setting to change at the first batch (not torch's `mat1 and mat2 shapes
+    cannot be multiplied`)."""
+    params = Params.from_file(
+        str(FIXTURES_ROOT / "classification" / "basic_classifier_spinn.jsonnet"),
+        params_overrides=as_json({"model.seq2vec_encoder.input_dim": 13}),
+        ext_vars={"FIXTURES": str(FIXTURES_ROOT)},
+    )
+    reader = DatasetReader.from_params(params["dataset_reader"])
+    instances = list(reader.read(params["train_data_path"]))[:4]
+    vocab = Vocabulary.from_instances(instances)
+    model = Model.from_params(vocab=vocab, params=params["model"])
+    batch = Batch(instances)
+    batch.index_instances(vocab)
+    with pytest.raises(
+        ConfigurationError, match=r"its input_dim is 13: set the encoder's input_dim"
+    ):
+        model(**batch.as_tensor_dict())

@@ -7,6 +7,7 @@ from collections import Counter
 import pytest
 import torch
 from allennlp.common import Params
+from allennlp.common.checks import ConfigurationError
 from allennlp.data import Batch, DatasetReader, Vocabulary
 from allennlp.data.data_loaders import MultiProcessDataLoader
 from allennlp.data.dataset_readers.dataset_reader import WorkerInfo
@@ -248,7 +249,16 @@ def test_raw_pairs_have_no_transitions():
     assert len(instances) == 4
     assert reader.skipped == Counter()
     for instance in instances:
-        assert set(instance.fields) == {"premise", "hypothesis", "metadata"}
+        # Empty transitions fields: the model decides the trees.
+        assert set(instance.fields) == {
+            "premise",
+            "hypothesis",
+            "premise_transitions",
+            "hypothesis_transitions",
+            "metadata",
+        }
+        for side in ("premise", "hypothesis"):
+            assert instance[f"{side}_transitions"].tensor.tolist() == []
         assert instance["metadata"]["transitions_source"] == "none"
     # Tokenized like SNLI's parses: hyphenated words whole, PTB quotes and brackets.
     assert words(instances[0], "premise")[5:8] == ["an", "Asian-themed", "area"]
@@ -299,8 +309,8 @@ class BrokenTrees(TreeSource):
 def test_invalid_trees_from_a_tree_source_are_skipped_and_counted(caplog):
     reader = SnliTransitionsReader(tree_source=BrokenTrees())
     with caplog.at_level(logging.WARNING, logger=LOGGER):
-        instances = read(reader, RAW_PAIRS)
-    assert instances == []
+        with pytest.raises(ConfigurationError, match="read 0 instances"):
+            read(reader, RAW_PAIRS)
     assert reader.skipped == Counter({"invalid tree from the tree source": 4})
     assert "raw_pairs.jsonl:1: skipped: invalid tree from the tree source: broken gave" in (
         caplog.text
@@ -346,7 +356,8 @@ def test_text_to_instance_accepts_token_lists_and_raw_text():
 
     raw = reader.text_to_instance("The cat sat.", "A cat")
     assert words(raw, "premise") == ["The", "cat", "sat", "."]
-    assert "premise_transitions" not in raw.fields and "label" not in raw.fields
+    # No tree: an empty transitions field (so raw and parsed lines can share a batch).
+    assert raw["premise_transitions"].tensor.tolist() == [] and "label" not in raw.fields
     assert "pairID" not in raw["metadata"].metadata
 
 

@@ -8,6 +8,7 @@ from collections import Counter
 import pytest
 import torch
 from allennlp.common import Params
+from allennlp.common.checks import ConfigurationError
 from allennlp.data import DatasetReader
 
 from spinn_allennlp.core.transitions import (
@@ -89,7 +90,8 @@ def test_gold_source_skips_raw_lines_unless_the_sentence_is_known(tmp_path, capl
     """With "gold", a raw line has no tree: skipped and counted. A raw copy of SNLI lines gets
     the corpus's trees back from the gold parse files."""
     with caplog.at_level(logging.WARNING, logger=LOGGER):
-        assert read(SnliTransitionsReader(tree_source=GoldTrees()), RAW_PAIRS) == []
+        with pytest.raises(ConfigurationError, match="read 0 instances"):
+            read(SnliTransitionsReader(tree_source=GoldTrees()), RAW_PAIRS)
     assert "raw_pairs.jsonl:1: skipped: no tree from the tree source: no gold tree" in caplog.text
 
     lines = [json.loads(line) for line in SNLI_SAMPLE.read_text().splitlines()[:8]]

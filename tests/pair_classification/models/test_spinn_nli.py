@@ -1,16 +1,21 @@
 """The NLI model with each of the paper's four configs, on real SNLI lines (fixtures)."""
 
+import logging
+
 import pytest
 import torch
 from allennlp.common import Params
 from allennlp.common.checks import ConfigurationError
 from allennlp.common.testing import ModelTestCase
 from allennlp.data import Batch, Vocabulary
+from allennlp.data.samplers import BucketBatchSampler
 from allennlp.models import Model
 
-from spinn_allennlp.core.transitions import PAD, is_valid
+from spinn_allennlp.core.transitions import PAD, balanced_transitions, is_valid
 from spinn_allennlp.data.dataset_readers import LEFT_PAD_TOKEN
+from spinn_allennlp.modules.spinn_encoder import UNTRAINED_PARSER_BATCHES
 from spinn_allennlp.pair_classification.dataset_readers import SnliTransitionsReader
+from spinn_allennlp.testing import FIXTURES_ROOT
 from spinn_allennlp.testing.configs import (
     SNLI_ENCODER_SIZES,
     SNLI_SAMPLE,
@@ -86,7 +91,8 @@ def test_embedding_and_encoder_sizes_must_match():
     vocab = Vocabulary.from_instances(SnliTransitionsReader().read(SNLI_SAMPLE))
     overrides = snli_small_overrides("spinn_pi_nt", **{"model.encoder.input_dim": 13})
     params = Params.from_file(str(snli_config("spinn_pi_nt")), as_json(overrides))
-    with pytest.raises(ConfigurationError, match="encoder input dim"):
+    # The settings to change, with the sizes, before any reading or training.
+    with pytest.raises(ConfigurationError, match=r"set encoder\.input_dim to 12"):
         Model.from_params(vocab=vocab, params=params["model"])
 
 
@@ -151,3 +157,109 @@ def test_latent_tree_configs_train_their_parser(variant):
     expected = "soft" if variant in ("spinn_model3", "spinn_model4") else "predicted"
     assert output["premise_transitions_source"][0] == expected
     assert 0.0 <= model.get_metrics(reset=True)["bracket_f1"] <= 1.0
+
+
+def small_model_and_batch(variant, **overrides):
+    """The shipped config of `variant` at the suite's small sizes, untrained, and the SNLI
+    sample as one batch."""
+    reader = SnliTransitionsReader()
+    instances = list(reader.read(SNLI_SAMPLE))
+    vocab = Vocabulary.from_instances(instances)
+    params = Params.from_file(
+        str(snli_config(variant)), as_json(snli_small_overrides(variant, **overrides))
+    )
+    model = Model.from_params(vocab=vocab, params=params["model"])
+    batch = Batch(instances)
+    batch.index_instances(vocab)
+    return model, batch.as_tensor_dict()
+
+
+ENCODER_LOGGER = "spinn_allennlp.modules.spinn_encoder"
+
+
+@pytest.mark.parametrize("alpha", [0.0, 3.9])
+def test_a_parser_nothing_trains_is_reported_even_with_a_zero_weighted_loss(caplog, alpha):
+    """The full SPINN with `transition_loss_weight` 0: the parser never learns, and the
+    encoder's warning says so and names the setting (a loss weighted by zero must not count as
+    training the parser); with the paper's 3.9, the parser is trained and nothing is said."""
+    torch.manual_seed(0)
+    model, batch = small_model_and_batch("spinn", **{"model.transition_loss_weight": alpha})
+    model.train()
+    caplog.set_level(logging.WARNING, logger=ENCODER_LOGGER)
+    classifier = model._encoder.spinn.tracker.transition_classifier.weight
+    for _ in range(UNTRAINED_PARSER_BATCHES):
+        model.zero_grad()
+        model(**batch)["loss"].backward()
+    messages = [r.getMessage() for r in caplog.records if r.name == ENCODER_LOGGER]
+    if alpha == 0.0:
+        assert classifier.grad is None or not bool(classifier.grad.any())
+        assert len(messages) == 1, messages
+        assert "no gradient has reached the parser" in messages[0]
+        assert "transition_loss_weight" in messages[0]
+    else:
+        assert bool(classifier.grad.any()) and messages == []
+
+
+MIXED = FIXTURES_ROOT / "pair_classification" / "snli" / "mixed_parses.jsonl"
+
+
+def mixed_model_and_batch(variant):
+    """`variant` at small sizes, and one batch of a file whose even lines have binary parses and
+    odd lines none (no tree source)."""
+    torch.manual_seed(0)
+    reader = SnliTransitionsReader()
+    instances = list(reader.read(MIXED))
+    assert len(instances) == 10 and not reader.skipped
+    vocab = Vocabulary.from_instances(instances)
+    params = Params.from_file(str(snli_config(variant)), as_json(snli_small_overrides(variant)))
+    model = Model.from_params(vocab=vocab, params=params["model"])
+    # The bucket sampler sorts by any field, transitions included: every line has them all.
+    sampler = BucketBatchSampler(batch_size=4, sorting_keys=["premise_transitions"])
+    assert sorted(i for batch in sampler.get_batch_indices(instances) for i in batch) == list(
+        range(10)
+    )
+    batch = Batch(instances)  # AllenNLP refused mixed lines: "non-homogeneous Instances"
+    batch.index_instances(vocab)
+    return model, batch.as_tensor_dict(), instances
+
+
+def test_a_file_mixing_lines_with_and_without_parses_pi_nt():
+    """Without a parser, the lines without a parse get the balanced default tree and the others
+    their gold tree, in one batch."""
+    model, batch, instances = mixed_model_and_batch("spinn_pi_nt")
+    model.double().eval()
+    output = model.make_output_human_readable(model(**batch))
+    for row, instance in enumerate(instances):
+        words = len(instance["metadata"]["premise_tokens"])
+        followed = [t for t in output["premise_transitions"][row].tolist() if t != PAD]
+        if row % 2 == 0:
+            assert followed == instance["premise_transitions"].tensor.tolist()
+            assert output["premise_transitions_source"][row] == "gold"
+        else:
+            assert followed == balanced_transitions(words)
+            assert output["premise_transitions_source"][row] == "balanced default tree"
+
+
+def test_a_file_mixing_lines_with_and_without_parses_full_spinn():
+    """With a parser, in training: gold trees are followed (and train the parser) where the
+    line has them; the other sentences follow the parser's own (valid) trees."""
+    model, batch, instances = mixed_model_and_batch("spinn")
+    model.train()
+    output = model(**batch)
+    output["loss"].backward()
+    assert bool(model._encoder.spinn.tracker.transition_classifier.weight.grad.any())
+    for side in ("premise", "hypothesis"):
+        sources = output[f"{side}_transitions_source"]
+        assert sources == ["gold", "predicted"] * 5
+        for row, instance in enumerate(instances):
+            followed = [t for t in output[f"{side}_transitions"][row].tolist() if t != PAD]
+            words = len(instance["metadata"][f"{side}_tokens"])
+            if row % 2 == 0:
+                assert followed == instance[f"{side}_transitions"].tensor.tolist()
+            else:
+                assert is_valid(followed, words)
+    model.get_metrics(reset=True)
+    model.eval()
+    output = model(**batch)
+    assert output["premise_transitions_source"] == ["predicted"] * 10
+    assert 0.0 <= model.get_metrics(reset=True)["transition_accuracy"] <= 1.0

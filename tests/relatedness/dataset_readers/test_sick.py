@@ -6,6 +6,7 @@ import logging
 from typing import List, Sequence
 
 import pytest
+from allennlp.common.checks import ConfigurationError
 
 from spinn_allennlp.core.transitions import REDUCE, SHIFT, is_valid
 from spinn_allennlp.data.tree_sources import BalancedTrees, TreeSource
@@ -100,7 +101,9 @@ def test_a_source_giving_no_tree_is_a_counted_skip(caplog):
 
     reader = SickReader(tree_source=Broken())
     with caplog.at_level(logging.WARNING, logger=LOGGER):
-        assert list(reader.read(f"{SAMPLE}#TRIAL")) == []
+        # No row left: an error that says why (not an empty dataset).
+        with pytest.raises(ConfigurationError, match="read 0 instances"):
+            list(reader.read(f"{SAMPLE}#TRIAL"))
     assert reader.skipped == {"invalid tree from the tree source": 10}
 
 

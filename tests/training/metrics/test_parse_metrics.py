@@ -46,3 +46,13 @@ def test_bracket_f1_averages_over_sentences_with_inner_constituents():
     predicted = torch.tensor([[S, S, R, S, R, S, R], [S, S, R, S, S, R, R]])
     metrics(predicted, gold)
     assert metrics.get_metric(reset=True)["bracket_f1"] == pytest.approx((0.5 + 1.0) / 2)
+
+
+def test_sentences_without_a_gold_tree_are_not_scored():
+    """A line without a parse next to lines with one: its gold row is all PAD."""
+    with_gold = ParseMetrics()
+    with_gold(torch.tensor([[0, 0, 1]]), torch.tensor([[0, 0, 1]]))
+    mixed = ParseMetrics()
+    mixed(torch.tensor([[0, 0, 1], [0, 1, 0]]), torch.tensor([[0, 0, 1], [-1, -1, -1]]))
+    assert mixed.get_metric() == with_gold.get_metric()
+    assert mixed.get_metric()["tree_accuracy"] == 1.0

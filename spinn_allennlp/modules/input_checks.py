@@ -1,0 +1,57 @@
+"""Where word vectors meet a sentence encoder: the checks that say which setting to change when
+their sizes differ (at a model's construction, and at an encoder's first batch for models that
+never compare them, such as AllenNLP's `basic_classifier`), and AllenNLP's `mask=None`."""
+
+from typing import Optional
+
+import torch
+from allennlp.common.checks import ConfigurationError
+from allennlp.modules import Seq2VecEncoder, TextFieldEmbedder
+from allennlp.modules.seq2vec_encoders import (
+    BagOfEmbeddingsEncoder,
+    CnnEncoder,
+    CnnHighwayEncoder,
+    PytorchSeq2VecWrapper,
+)
+
+
+def input_size_setting(encoder: Seq2VecEncoder) -> str:
+    """The name of the setting that gives `encoder` its input size, as a config spells it."""
+    if isinstance(encoder, PytorchSeq2VecWrapper):  # "lstm", "gru", ...
+        return "input_size"
+    if isinstance(encoder, (BagOfEmbeddingsEncoder, CnnEncoder, CnnHighwayEncoder)):
+        return "embedding_dim"
+    return "input_dim"  # ours ("spinn", "child_sum_tree_lstm") and most others
+
+
+def check_embedder_feeds_encoder(
+    embedder: TextFieldEmbedder, encoder: Seq2VecEncoder, name: str = "encoder"
+) -> None:
+    """Raises `ConfigurationError` naming the setting to change unless `embedder`'s output size
+    is `encoder`'s input size (`name`: the model's parameter that holds the encoder)."""
+    embedding_dim, input_dim = embedder.get_output_dim(), encoder.get_input_dim()
+    if embedding_dim != input_dim:
+        setting = input_size_setting(encoder)
+        raise ConfigurationError(
+            f"the text_field_embedder gives word vectors of size {embedding_dim}, but the "
+            f"{name}'s {setting} is {input_dim}: set {name}.{setting} to {embedding_dim} (or "
+            f"change the embedder's size to {input_dim})"
+        )
+
+
+def word_mask(
+    encoder: Seq2VecEncoder, inputs: torch.Tensor, mask: Optional[torch.Tensor]
+) -> torch.Tensor:
+    """The mask an encoder's `forward` got, or, for `None`, every position a word (as
+    AllenNLP's own `Seq2VecEncoder`s read it); raises `ConfigurationError` naming the setting to
+    change when the word vectors' size is not the encoder's input size."""
+    if inputs.dim() == 3 and inputs.size(-1) != encoder.get_input_dim():
+        setting = input_size_setting(encoder)
+        raise ConfigurationError(
+            f"{type(encoder).__name__} got word vectors of size {inputs.size(-1)}, but its "
+            f"{setting} is {encoder.get_input_dim()}: set the encoder's {setting} to the output "
+            f"size of the embedder that feeds it ({inputs.size(-1)})"
+        )
+    if mask is None:
+        return torch.ones(inputs.shape[:-1], dtype=torch.bool, device=inputs.device)
+    return mask
