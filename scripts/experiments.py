@@ -446,19 +446,24 @@ def in_progress(runs: Path, validation_key: str) -> str:
 # ListOps -----------------------------------------------------------------------------------
 
 LISTOPS_NAMES = {
+    "spinn_pi_nt": "SPINN-PI-NT, gold trees (Model 0: a TreeLSTM)",
     "lstm": "LSTM",
-    "spinn_pi_nt": "SPINN-PI-NT, gold trees (Model 0)",
     "spinn_pi_nt_balanced": "SPINN-PI-NT, balanced trees",
     "spinn": "full SPINN (Model 1)",
     "spinn_model2": "Model 2 (own transitions, scheduled)",
-    "spinn_model2_from_model1": "Model 2 from Model 1",
     "spinn_model3": "Model 3 (soft stack, supervised)",
     "spinn_model4": "Model 4 (soft stack, latent trees)",
-    "spinn_model3_e20": "Model 3, up to 20 epochs",
-    "spinn_model4_e20": "Model 4, up to 20 epochs",
+    "spinn_reinforce": "REINFORCE parser (latent trees)",
+    "spinn_soft_annealed": "soft stack, annealed (latent trees)",
     "spinn_summaries": "Model 1 + stack/buffer summaries",
 }
 LISTOPS_TEST = ROOT / "data" / "listops" / "test_d20s.tsv.gz"
+# The test accuracy columns: all lines, then the length buckets of the ListOps configs.
+LISTOPS_ACCURACY = (
+    ("accuracy", "test acc."),
+    ("accuracy_tokens_le_100", "≤ 100 tokens"),
+    ("accuracy_tokens_gt_100", "> 100 tokens"),
+)
 
 
 def fixed_tree_f1(test: Path = LISTOPS_TEST) -> Dict[str, float]:
@@ -481,59 +486,126 @@ def fixed_tree_f1(test: Path = LISTOPS_TEST) -> Dict[str, float]:
     return {name: total / count for name, (total, count) in sums.items()}
 
 
-def by_known_names(runs: List[Path], names: Dict[str, str]) -> List[Path]:
-    """`runs` in the order of their names in `names`, then the others by name."""
-    order = {name: position for position, name in enumerate(names)}
-    return sorted(runs, key=lambda run: (order.get(run.name, len(order)), run.name))
+def run_epochs(run: Path) -> List[Dict]:
+    """A run's per-epoch metrics: its collected `epochs.json`, else the trainer's files."""
+    collected = read_json(run / "epochs.json")
+    return collected if collected is not None else epoch_files(run)
+
+
+def known_order(names: Sequence[str], known: Dict[str, str]) -> List[str]:
+    """`names` in the order of `known`, then the others by name."""
+    order = {name: position for position, name in enumerate(known)}
+    return sorted(names, key=lambda name: (order.get(name, len(order)), name))
+
+
+def listops_run_record(run: Path) -> Dict:
+    metrics = json.loads((run / "metrics.json").read_text())
+    epochs = run_epochs(run)
+    seconds = training_seconds(run, metrics)
+    return machine_record(
+        run,
+        {
+            "params": parameters(run, "trainable"),
+            "epochs": metrics["epoch"] + 1,
+            "best_epoch": metrics["best_epoch"],
+            "dev_accuracy": metrics["best_validation_accuracy"],
+            "test": json.loads((run / "test_metrics.json").read_text()),
+            "train_wall_seconds": seconds,
+            "dev_curve": [epoch["validation_accuracy"] for epoch in epochs],
+        },
+    )
 
 
 def summarize_listops(runs: Path) -> Summary:
-    """One row per run: the known variants (`LISTOPS_NAMES`) in that order, then any others
-    under their folder names; the bracket F1 of fixed trees below."""
-    rows, data = [], {}
-    for run in by_known_names(finished_runs(runs), LISTOPS_NAMES):
-        metrics = json.loads((run / "metrics.json").read_text())
-        test = json.loads((run / "test_metrics.json").read_text())
-        seconds = training_seconds(run, metrics)
-        params = parameters(run, "trainable")
-        epochs = metrics["epoch"] + 1
-        data[run.name] = machine_record(
-            run,
-            {
-                "params": params,
-                "epochs": epochs,
-                "best_epoch": metrics["best_epoch"],
-                "dev_accuracy": metrics["best_validation_accuracy"],
-                "test": test,
-                "train_wall_seconds": seconds,
-            },
-        )
-        rows.append(
-            [
-                LISTOPS_NAMES.get(run.name, run.name),
-                f"{params / 1e3:.0f}k",
-                f"{epochs} ({metrics['best_epoch'] + 1})",
-                percent(metrics["best_validation_accuracy"]),
-                percent(test["accuracy"]),
-                percent(test.get("bracket_f1")),
-                percent(test.get("transition_accuracy")),
-                f"{seconds / 60:.0f} min",
-            ]
-        )
-    header = ["model", "params", "epochs (best)", "dev acc.", "test acc.", "test bracket F1"]
-    header += ["test transition acc.", "train wall time"]
-    lines = table_rows(header, "|---|---:|---:|---:|---:|---:|---:|---:|", rows)
+    """One row per model (runs `<model>` and `<model>_s<seed>`) with the mean ± standard
+    deviation over its seeds of the test accuracy on all lines and on the <= 100 / > 100 token
+    buckets, the trees' bracket F1 (models with a parser), the best dev accuracy, epochs, and
+    the wall time per run and per epoch; then one row per run; the bracket F1 of fixed trees
+    below. `summary.json` keeps each run's dev accuracy per epoch (`dev_curve`), which
+    `plot_listops_curves` draws."""
+    groups = seed_groups(runs)
+    records = {
+        name: {run.name: listops_run_record(run) for run in groups[name]}
+        for name in known_order(list(groups), LISTOPS_NAMES)
+    }
+    model_rows, run_rows = [], []
+    for name, by_run in records.items():
+        tests = [record["test"] for record in by_run.values()]
+        row = [LISTOPS_NAMES.get(name, name), str(len(by_run))]
+        row += [cell([test[key] for test in tests], 100) for key, _ in LISTOPS_ACCURACY]
+        f1 = [test["bracket_f1"] for test in tests if "bracket_f1" in test]
+        row.append(cell(f1, 100) if len(f1) == len(tests) else "—")
+        row.append(cell([record["dev_accuracy"] for record in by_run.values()], 100))
+        row.append(", ".join(f"{r['epochs']} ({r['best_epoch'] + 1})" for r in by_run.values()))
+        minutes = [r["train_wall_seconds"] / 60 for r in by_run.values()]
+        per_epoch = [r["train_wall_seconds"] / r["epochs"] for r in by_run.values()]
+        row.append(f"{statistics.mean(minutes):.0f} min")
+        row.append(f"{statistics.mean(per_epoch):.0f} s")
+        model_rows.append(row)
+        for run_name, record in by_run.items():
+            test = record["test"]
+            load = record.get("machine", {}).get("load_mean")
+            run_rows.append(
+                [run_name]
+                + [percent(test.get(key)) for key, _ in LISTOPS_ACCURACY]
+                + [
+                    percent(test.get("bracket_f1")),
+                    f"{record['epochs']} ({record['best_epoch'] + 1})",
+                    f"{record['train_wall_seconds'] / 60:.0f} min",
+                    "—" if load is None else f"{load:.1f}",
+                ]
+            )
+    header = ["model", "seeds"] + [title for _, title in LISTOPS_ACCURACY]
+    header += ["bracket F1", "dev acc.", "epochs (best)", "time / run", "time / epoch"]
+    lines = table_rows(header, "|---|---:|" + "---:|" * (len(header) - 2), model_rows)
     shapes = fixed_tree_f1()
     lines += [
         "",
         "Bracket F1 of fixed trees against the gold test trees: "
         + ", ".join(f"{name} {percent(f1)}" for name, f1 in shapes.items()),
     ]
+    run_header = ["run"] + [title for _, title in LISTOPS_ACCURACY]
+    run_header += ["bracket F1", "epochs (best)", "train wall time", "load"]
+    per_run = table_rows(run_header, "|---|" + "---:|" * (len(run_header) - 1), run_rows)
     return Summary(
-        {"table": markdown(lines), "in_progress": in_progress(runs, "accuracy")},
-        {"runs": data, "fixed_tree_f1": shapes},
-        lambda data: json.dumps(data, indent=1),
+        {
+            "table": markdown(lines),
+            "runs": markdown(per_run),
+            "in_progress": in_progress(runs, "accuracy"),
+        },
+        {"models": records, "fixed_tree_f1": shapes},
+        lambda data: json.dumps(data, indent=1) + "\n",
     )
+
+
+def plot_listops_curves(data: Dict, path: Path) -> None:
+    """Dev accuracy per epoch of every ListOps run, one colour per model (a line per seed):
+    writes `path` (PNG)."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    figure, axes = plt.subplots(figsize=(8, 5))
+    colours = plt.get_cmap("tab10")
+    for index, (name, by_run) in enumerate(data["models"].items()):
+        for seed, record in enumerate(by_run.values()):
+            curve = record["dev_curve"]
+            axes.plot(
+                range(1, len(curve) + 1),
+                [100 * value for value in curve],
+                color=colours(index % 10),
+                linewidth=1,
+                label=LISTOPS_NAMES.get(name, name) if seed == 0 else None,
+            )
+    axes.set_xlabel("epoch")
+    axes.set_ylabel("dev accuracy (%)")
+    axes.set_title("ListOps: dev accuracy per epoch (one line per run)")
+    axes.grid(alpha=0.3)
+    axes.legend(fontsize=8, loc="lower right")
+    figure.tight_layout()
+    figure.savefig(path, dpi=100, metadata={"Software": None})
+    plt.close(figure)
 
 
 # SNLI --------------------------------------------------------------------------------------
@@ -922,6 +994,8 @@ def write_summary(task: str, runs: Path, out: Path) -> Summary:
     tables."""
     summary = summarize(task, runs)
     out.mkdir(parents=True, exist_ok=True)
+    if task == "listops" and summary.data is not None and summary.data["models"]:
+        plot_listops_curves(summary.data, out / "dev_curves.png")
     if "table" in summary.sections:
         (out / "table.md").write_text(summary.sections["table"])
     if summary.data is not None:

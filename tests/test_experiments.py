@@ -149,6 +149,9 @@ def test_summarize_regenerates_the_committed_files_byte_for_byte(task, tmp_path)
     written = sorted(path.name for path in tmp_path.iterdir())
     assert "README.md" in written
     for name in written:
+        if name.endswith(".png"):  # a plot: drawn again, its bytes depend on matplotlib's build
+            assert (RESULTS / task / name).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n", name
+            continue
         assert (tmp_path / name).read_bytes() == (RESULTS / task / name).read_bytes(), name
 
 
@@ -158,14 +161,19 @@ def copy_run(source: Path, runs: Path, name: str) -> Path:
 
 
 def test_summarize_reads_runs_in_progress_and_runs_of_other_names(tmp_path):
-    """A runs folder as `run` leaves it: a finished run of a known variant, one of a name the
-    table does not know (listed after, under its folder name), one still training (the
-    trainer's metrics_epoch_*.json only) and a run's machine.json."""
-    spinn = copy_run(RESULTS / "listops" / "spinn", tmp_path, "spinn")
-    copy_run(RESULTS / "listops" / "lstm", tmp_path, "lstm_lr1e-3_s1")
+    """A runs folder as `run` leaves it: finished runs of a known model (two seeds, grouped),
+    one of a name the table does not know (listed after, under its name), one still training
+    (the trainer's metrics_epoch_*.json only) and a run's machine.json; the dev curves are
+    drawn."""
+    gold = RESULTS / "listops" / "spinn_pi_nt"
+    copy_run(gold, tmp_path, "spinn_pi_nt")
+    seed = copy_run(gold, tmp_path, "spinn_pi_nt_s1")
+    copy_run(gold, tmp_path, "lstm_lr1e-3")
+    test = json.loads((seed / "test_metrics.json").read_text())
+    (seed / "test_metrics.json").write_text(json.dumps({**test, "accuracy": 0.9}))
     machine = {"cores": 2, "threads_per_job": 1, "jobs_at_once": 2, "load_mean": 2.1}
-    (spinn / "machine.json").write_text(json.dumps(machine))
-    training = tmp_path / "spinn_pi_nt_s1"
+    (seed / "machine.json").write_text(json.dumps(machine))
+    training = tmp_path / "spinn_s1"
     training.mkdir()
     for epoch, accuracy in enumerate([0.629, 0.6534, 0.64]):
         metrics = {"epoch": epoch, "best_epoch": min(epoch, 1), "training_duration": "0:01:00"}
@@ -173,17 +181,19 @@ def test_summarize_reads_runs_in_progress_and_runs_of_other_names(tmp_path):
         (training / f"metrics_epoch_{epoch}.json").write_text(json.dumps(metrics))
     summary = EXPERIMENTS.write_summary("listops", tmp_path, tmp_path / "out")
     rows = [line for line in summary.sections["table"].splitlines() if line.startswith("| ")]
-    assert [row.split(" | ")[0] for row in rows[1:]] == [
-        "| full SPINN (Model 1)",
-        "| lstm_lr1e-3_s1",
+    cells = [row.split(" | ") for row in rows[1:]]
+    assert [row[0] for row in cells] == [
+        "| SPINN-PI-NT, gold trees (Model 0: a TreeLSTM)",
+        "| lstm_lr1e-3",
     ]
-    assert summary.data["runs"]["spinn"]["machine"] == machine
-    assert "machine" not in summary.data["runs"]["lstm_lr1e-3_s1"]
-    assert (
-        "| spinn_pi_nt_s1 | training | 3 | 2 | 0.6534 | 1 min |" in summary.sections["in_progress"]
-    )
+    mean = (100 * test["accuracy"] + 90.0) / 2
+    assert cells[0][1] == "2" and cells[0][2].startswith(f"{mean:.1f} ± ")
+    assert summary.data["models"]["spinn_pi_nt"]["spinn_pi_nt_s1"]["machine"] == machine
+    assert "| spinn_pi_nt_s1 | " in summary.sections["runs"]
+    assert "| spinn_s1 | training | 3 | 2 | 0.6534 | 1 min |" in summary.sections["in_progress"]
     page = (tmp_path / "out" / "README.md").read_text()
-    assert "| spinn_pi_nt_s1 | training |" in page and "| lstm_lr1e-3_s1 |" in page
+    assert "| spinn_s1 | training |" in page and "| lstm_lr1e-3 |" in page
+    assert (tmp_path / "out" / "dev_curves.png").read_bytes()[:4] == b"\x89PNG"
 
 
 def test_a_run_without_params_json_is_counted_from_its_archive(tmp_path):
