@@ -155,11 +155,11 @@ def run_soft_stack(
     parser still runs and its logits are returned). With typed REDUCE the composition's type
     input is the expected type embedding under the type classifier's probabilities.
     """
+    # A parser, and with typed REDUCE a type classifier: checked with the policy
+    # (core/options.py, check_policy).
     tracker = parts.tracker
-    if tracker is None or tracker.transition_classifier is None:
-        raise ValueError("the soft stack needs a parser (a tracker with a transition classifier)")
-    if (parts.type_embedding is None) != (parts.type_classifier is None):
-        raise ValueError("typed REDUCE on the soft stack needs a type classifier")
+    assert tracker is not None and tracker.transition_classifier is not None
+    assert (parts.type_embedding is None) == (parts.type_classifier is None)
     lengths, num_steps = batch.lengths, batch.num_steps
     transitions = batch.transitions
     if transitions is not None:
