@@ -217,7 +217,8 @@ def train_and_test(
 ) -> str:
     """
     Trains a job into `runs/name` (unless its folder has metrics.json already: a rerun after an
-    interruption skips finished runs), recording the machine's load in `machine.json`, then,
+    interruption skips finished runs and resumes a cut-off one with `--recover`), recording the
+    machine's load in `machine.json`, then,
     if `test`, evaluates its best checkpoint on the config's `test_data_path` (or `test_data`)
     into `test_metrics.json`. Output goes to `runs/name.log`; torch gets `threads` threads.
     Returns a one-line report.
@@ -228,7 +229,11 @@ def train_and_test(
     with open(runs / f"{name}.log", "a") as log:
         start = time.time()
         if not (out / "metrics.json").exists():
-            command = ALLENNLP + ["train", config, "-s", str(out), "-f"]
+            # A run cut off mid-training (its folder has a checkpoint but no metrics.json) goes
+            # on where it stopped; anything else starts afresh.
+            cut_off = any(out.glob("training_state_e*.th"))
+            command = ALLENNLP + ["train", config, "-s", str(out)]
+            command.append("--recover" if cut_off else "-f")
             command += ["--include-package", "spinn_allennlp", "-o", json.dumps(overrides)]
             with LoadSampler() as load:
                 failed = subprocess.run(command, stdout=log, stderr=subprocess.STDOUT, env=env)
