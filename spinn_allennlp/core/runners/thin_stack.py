@@ -71,9 +71,10 @@ def run_thin_stack(
     # Row pointers per sorted sentence: the stack (Q of Algorithm 1) in columns 0..N+1, item
     # d (1 = bottom) at column d + 1 above two columns pointing at the zero row, then the
     # buffer: column N + 2 + j points at word j, or at the zero row past the last word.
-    # cursor holds, per sentence, the columns of the buffer top, stack top and stack second:
-    # [N + 2 + words shifted, depth + 1, depth]. An empty stack or buffer thus reads the zero
-    # row without a test.
+    # cursor holds, per sentence, the columns of the buffer top, stack second and stack top:
+    # [N + 2 + words shifted, depth, depth + 1] (the stack's two tops bottom first: a
+    # REDUCE's left and right child). An empty stack or buffer thus reads the zero row
+    # without a test.
     buffer_start = max_tokens + 2
     lengths = batch.lengths.index_select(0, order)
     positions = torch.arange(max_tokens + 1, device=device)
@@ -88,7 +89,7 @@ def run_thin_stack(
         ],
         dim=1,
     )
-    cursor = torch.tensor([buffer_start, 1, 0], device=device).repeat(batch_size, 1)
+    cursor = torch.tensor([buffer_start, 0, 1], device=device).repeat(batch_size, 1)
     buffer_end = buffer_start + lengths
     # How a SHIFT and a REDUCE move the cursor.
     moves = torch.tensor([[1, 1, 1], [0, -1, -1]], device=device)
@@ -99,11 +100,12 @@ def run_thin_stack(
         else _Untracked(tape, parts.node_dim)
     )
     record = _Record(total_steps, batch_size, base, device)
+    compose = parts.compose.loop()
 
     for t in range(total_steps):
         k = running[t]
         columns = cursor[:k]
-        # The rows a SHIFT would push (buffer top) and a REDUCE compose (top, second).
+        # The rows a SHIFT would push (buffer top) and a REDUCE compose (second, top).
         read_rows = pointers[:k].gather(1, columns)
         tracker_state, logits, type_logits = reader.observe(read_rows, columns)
         step = Step(
@@ -122,37 +124,35 @@ def run_thin_stack(
             parts.type_vector(choice.types),
         )
 
-        # REDUCE: S[t] := COMPOSE(left = stack second, right = stack top).
+        # REDUCE: S[t] := COMPOSE(left = stack second, right = stack top): children[:, 0] and
+        # children[:, 1].
         new_rows = step_rows[:k] + t
         if sparse_compose:
             # Only the sentences that reduce now (a third of the rows on average).
             rows = reducing[t] if reducing is not None else is_reduce.nonzero().squeeze(1)
             if rows.numel():
-                children = reader.children(read_rows, rows)
                 tape.write(
                     new_rows.index_select(0, rows),
-                    parts.compose(
-                        children[:, 1],
-                        children[:, 0],
+                    compose(
+                        reader.children(read_rows, rows),
                         None if extra is None else extra.index_select(0, rows),
                     ),
                 )
         else:
             # All running sentences at once; rows of those that shift are written but never
             # pointed to.
-            children = reader.children(read_rows, None)
-            tape.write(new_rows, parts.compose(children[:, 1], children[:, 0], extra))
+            tape.write(new_rows, compose(reader.children(read_rows, None), extra))
 
         # Push: a SHIFT puts the buffer top above the stack top, a REDUCE puts S[t] where the
         # stack second was.
         push_rows = torch.where(is_reduce, new_rows, read_rows[:, 0])
-        slots = torch.where(is_reduce, columns[:, 2], columns[:, 1] + 1)
+        slots = torch.where(is_reduce, columns[:, 1], columns[:, 2] + 1)
         pointers[:k].scatter_(1, slots.unsqueeze(1), push_rows.unsqueeze(1))
         reader.pushed(push_rows, slots, t)
         columns += moves.index_select(0, is_reduce.long())
         record.step(t, k, choice, push_rows, logits, type_logits)
 
-    top = pointers.gather(1, cursor[:, 1:2]).squeeze(1)
+    top = pointers.gather(1, cursor[:, 2:3]).squeeze(1)
     return record.output(batch, parts, policy, tape.read(top.index_select(0, rank)), active)
 
 
@@ -171,7 +171,7 @@ def _running(per_step: Optional[torch.Tensor], t: Optional[int], k: int) -> Opti
 
 def _legality(columns: torch.Tensor, buffer_end: torch.Tensor) -> Callable:
     # Fewer than two items on the stack (the stack top's column is below 3); no word left.
-    return lambda: (columns[:, 1] < 3, columns[:, 0] >= buffer_end)
+    return lambda: (columns[:, 2] < 3, columns[:, 0] >= buffer_end)
 
 
 class _Untracked:
@@ -186,7 +186,7 @@ class _Untracked:
         return None, None, None
 
     def children(self, read_rows: torch.Tensor, rows: Optional[torch.Tensor]) -> torch.Tensor:
-        """Shape (r, 2, node_dim): [stack top, stack second] of ``rows`` (all if None)."""
+        """Shape (r, 2, node_dim): [stack second, stack top] of ``rows`` (all if None)."""
         if rows is not None:
             read_rows = read_rows.index_select(0, rows)
         return self.tape.read(read_rows[:, 1:].flatten()).view(-1, 2, self.node_dim)
@@ -196,10 +196,12 @@ class _Untracked:
 
 
 class _Tracked:
-    """A model with a tracker (§3.3): every step, one read of buffer top, stack top and stack
-    second for every running sentence feeds the tracking LSTM (and the stack and buffer
-    summaries, with them), whose state scores the transitions (with a parser) and joins the
-    composition's input."""
+    """A model with a tracker (§3.3): every step, the buffer top, stack second and stack top of
+    every running sentence feed the tracking LSTM (and the stack and buffer summaries, with
+    them), whose state scores the transitions (with a parser) and joins the composition's
+    input. The stack's two tops are one tape read; the buffer top is a word, whose share of the
+    tracker's input product was computed for every word before the first step
+    (``cells.TrackerLoop``): a step passes its index."""
 
     def __init__(
         self,
@@ -218,6 +220,13 @@ class _Tracked:
         self.node_dim = parts.node_dim
         self.buffer_start = buffer_start
         self.state = self.tracker.initial_state(batch.batch_size, batch.inputs)
+        # The words' tape rows (sorted blocks, mask order within a block) and, per tape row,
+        # the index of its word (the empty buffer's index for the zero rows).
+        word_rows = batch.word_rows()[batch.mask]
+        self.loop = self.tracker.loop(self.hidden(tape.read(word_rows)))
+        self.word_index = torch.full(
+            (tape.data.size(0),), self.loop.empty, dtype=torch.long, device=batch.device
+        ).index_copy_(0, word_rows, torch.arange(word_rows.numel(), device=batch.device))
         self.summaries = (
             _SummaryState(
                 parts.summaries, tape, self.hidden, base, lengths, batch.total_steps, batch.inputs
@@ -229,12 +238,11 @@ class _Tracked:
 
     def observe(self, read_rows: torch.Tensor, columns: torch.Tensor):
         k = read_rows.size(0)
-        self.nodes = nodes = self.tape.read(read_rows.flatten()).view(k, 3, self.node_dim)
-        hidden = self.hidden
-        self.state, logits = self.tracker(
-            hidden(nodes[:, 0]),
-            hidden(nodes[:, 1]),
-            hidden(nodes[:, 2]),
+        # [stack second, stack top]: also the children of a REDUCE.
+        self.nodes = nodes = self.tape.read(read_rows[:, 1:].flatten()).view(k, 2, self.node_dim)
+        self.state, logits = self.loop(
+            self.word_index.index_select(0, read_rows[:, 0]),
+            self.hidden(nodes),
             (self.state[0][:k], self.state[1][:k]),
             None if self.summaries is None else self.summaries.read(columns, self.buffer_start),
         )
@@ -244,8 +252,7 @@ class _Tracked:
 
     def children(self, read_rows: torch.Tensor, rows: Optional[torch.Tensor]) -> torch.Tensor:
         assert self.nodes is not None
-        nodes = self.nodes if rows is None else self.nodes.index_select(0, rows)
-        return nodes[:, 1:]
+        return self.nodes if rows is None else self.nodes.index_select(0, rows)
 
     def pushed(self, push_rows: torch.Tensor, slots: torch.Tensor, t: int) -> None:
         if self.summaries is not None:
@@ -376,7 +383,7 @@ class _SummaryState:
         """Shape (k, 2 * S): the summaries of the stack (stored with its top item) and of the
         buffer's rest, for the first k sorted sentences; ``columns`` is their cursor."""
         k = columns.size(0)
-        top = self.pointers[:k].gather(1, columns[:, 1:2]).squeeze(1)
+        top = self.pointers[:k].gather(1, columns[:, 2:3]).squeeze(1)
         stack = self.tape.read(top)[:, : self.summaries.summary_dim]
         shifted = (columns[:, 0] - buffer_start).view(k, 1, 1)
         buffer = self.buffer[:k].gather(1, shifted.expand(-1, -1, self.buffer.size(2))).squeeze(1)
