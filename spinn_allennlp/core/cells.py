@@ -42,7 +42,8 @@ class BufferProjection(nn.Module):
 class Composition(nn.Module):
     """What the thin stack needs of a composition function: ``forward(left, right, extra)``
     maps two children's node rows (and an optional extra input per row, e.g. the tracker's
-    state) to the parent's node row, and ``hidden(nodes)`` reads h out of node rows.
+    state) to the parent's node row, and ``hidden(nodes)`` reads h out of node rows: their
+    first ``hidden_dim`` columns.
 
     ``hidden_dim`` is D; ``node_dim`` the width of a node row (2D for [h; c], D for h only);
     ``extra_dim`` the width of the extra input (0 for none)."""
@@ -140,7 +141,7 @@ class _TreeLSTMStep(torch.autograd.Function):
         pieces = [children[:, 0, :size], children[:, 1, :size]]
         if extra is not None:
             pieces.append(extra)
-        gates, index = linear.product(torch.cat(pieces, dim=1))
+        gates, place = linear.product(pieces)
         # i, f_left, f_right, o through one sigmoid; g through tanh.
         acts = torch.sigmoid(gates[:, : 4 * size]).view(rows, 4, size)
         tanh_g = torch.tanh(gates[:, 4 * size :])
@@ -151,7 +152,7 @@ class _TreeLSTMStep(torch.autograd.Function):
         c.addcmul_(acts[:, 2], children[:, 1, size:]).addcmul_(acts[:, 0], tanh_g)
         tanh_c = torch.tanh(c)
         torch.mul(acts[:, 3], tanh_c, out=out[:, :size])
-        ctx.linear, ctx.index, ctx.has_extra = linear, index, extra is not None
+        ctx.linear, ctx.place, ctx.has_extra = linear, place, extra is not None
         ctx.save_for_backward(acts, tanh_g, tanh_c, children)
         return out
 
@@ -164,7 +165,7 @@ class _TreeLSTMStep(torch.autograd.Function):
         # dL/dc, through h = o * tanh(c) and directly.
         grad_cell = torch.ops.aten.tanh_backward(grad_h * acts[:, 3], tanh_c).add_(grad_c)
         # Gradients of the gate pre-activations, (r, 5D): [i, f_l, f_r, o | g].
-        grads = children.new_empty(rows, 5 * size)
+        grads = ctx.linear.grad_rows(ctx.place, 5 * size, children)
         sigmoid_part = grads[:, : 4 * size].view(rows, 4, size)
         torch.mul(grad_cell, tanh_g, out=sigmoid_part[:, 0])
         torch.mul(grad_cell.unsqueeze(1), children[:, :, size:], out=sigmoid_part[:, 1:3])
@@ -175,7 +176,7 @@ class _TreeLSTMStep(torch.autograd.Function):
         tanh_part = grads[:, 4 * size :]
         torch.mul(grad_cell, acts[:, 0], out=tanh_part)
         torch.ops.aten.tanh_backward.grad_input(tanh_part, tanh_g, grad_input=tanh_part)
-        grad_inputs = ctx.linear.input_grad(grads, ctx.index)
+        grad_inputs = ctx.linear.input_grad(grads, ctx.place)
         grad_children = children.new_empty(children.shape)
         grad_children[:, :, :size] = grad_inputs[:, : 2 * size].view(rows, 2, size)
         torch.mul(grad_cell.unsqueeze(1), acts[:, 1:3], out=grad_children[:, :, size:])
@@ -338,7 +339,7 @@ class _LSTMStep(torch.autograd.Function):
         if summaries is not None:
             pieces.append(summaries)
         pieces.append(h_prev)
-        gates, index = linear.product(torch.cat(pieces, dim=1), added)
+        gates, place = linear.product(pieces, added)
         width = h_prev.size(1)
         acts = torch.sigmoid(gates)
         torch.tanh(gates[:, 2 * width : 3 * width], out=acts[:, 2 * width : 3 * width])
@@ -347,7 +348,7 @@ class _LSTMStep(torch.autograd.Function):
         c.addcmul_(i, g)
         tanh_c = torch.tanh(c)
         h = o * tanh_c
-        ctx.linear, ctx.index = linear, index
+        ctx.linear, ctx.place = linear, place
         ctx.size, ctx.summary_width = size, 0 if summaries is None else summaries.size(1)
         ctx.save_for_backward(acts, c_prev, tanh_c)
         return h, c
@@ -358,7 +359,7 @@ class _LSTMStep(torch.autograd.Function):
         rows, width = c_prev.shape
         i, f, g, o = acts.view(rows, 4, width).unbind(1)
         grad_cell = torch.ops.aten.tanh_backward(grad_h * o, tanh_c).add_(grad_c)
-        grads = acts.new_empty(rows, 4 * width)
+        grads = ctx.linear.grad_rows(ctx.place, 4 * width, acts)
         parts = grads.view(rows, 4, width)
         torch.mul(grad_cell, g, out=parts[:, 0])
         torch.mul(grad_cell, c_prev, out=parts[:, 1])
@@ -372,7 +373,7 @@ class _LSTMStep(torch.autograd.Function):
             )
         part = grads[:, 2 * width : 3 * width]
         torch.ops.aten.tanh_backward.grad_input(part, g, grad_input=part)
-        grad_inputs = ctx.linear.input_grad(grads, ctx.index)
+        grad_inputs = ctx.linear.input_grad(grads, ctx.place)
         size, summary_width = ctx.size, ctx.summary_width
         grad_stack = grad_inputs[:, : 2 * size].view(rows, 2, size)
         grad_summaries = (

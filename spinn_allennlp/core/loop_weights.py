@@ -6,8 +6,8 @@ computes its own weight gradient ``G_t^T X_t``, a product whose inner size is th
 rows, and adds it into the parameter's gradient. :func:`loop_weights` instead gives a layer's
 step functions (``cells.py``) a :class:`LoopLinear` that keeps each step's input rows ``X_t``
 (forward) and output-gradient rows ``G_t`` (backward), and computes the weight gradient once,
-at the end of the backward pass, as ``[G_1; ...; G_T]^T [X_1; ...; X_T]``: one large product,
-and no per-step accumulation into the gradient.
+at the end of the backward pass, as ``[G_1; ...; G_T]^T [X_1; ...; X_T]``: a few large
+products (one per block of ~1,000 rows), and no per-step accumulation into the gradient.
 
 Order of the backward passes: the weights come with a zero-size token, the output of an
 autograd function whose inputs are the weight (and bias); every step function takes the token
@@ -27,17 +27,26 @@ plain ``addmm``, without casting the weight at every step); sums and the gradien
 the parameter stay in the parameter's dtype.
 """
 
-from typing import List, Optional, Tuple
+from typing import List, Optional, Sequence, Tuple
 
 import torch
+
+
+# Rows per block of kept inputs and gradients: one weight-gradient product per block, large
+# enough to run at the large-product rate (a pass of B = 128 sentences of 10-30 words composes
+# ~2,400 rows and runs the tracker on ~5,000).
+BLOCK_ROWS = 1024
 
 
 class LoopLinear:
     """``y = x W^T (+ b)`` for the steps of one pass, as the step functions of a layer use it.
 
-    What an autograd context may hold (it holds no token: see ``tape._Table`` for why a context
-    must not reach the object that holds the graph). ``keeps`` is False when no gradient
-    reaches the weights (no grad mode, frozen weights): then nothing is kept."""
+    Input rows are kept in blocks of :data:`BLOCK_ROWS` rows (a step's rows are one slice of a
+    block, so nothing is copied again for the weight-gradient product), their output
+    gradients in blocks beside them. What an autograd context may hold: it holds no token (see
+    ``tape._Table`` for why a context must not reach the object that holds the graph).
+    ``keeps`` is False when no gradient reaches the weights (no grad mode, frozen weights):
+    then nothing is kept."""
 
     def __init__(self, weight: torch.Tensor, bias: Optional[torch.Tensor], keeps: bool) -> None:
         device_type = weight.device.type
@@ -47,57 +56,106 @@ class LoopLinear:
         self.matrix = weight.detach().to(self.dtype)
         self.bias = None if bias is None else bias.detach()
         self.keeps = keeps
+        # Per block: inputs (BLOCK_ROWS, in), output gradients (BLOCK_ROWS, out) once a
+        # backward reaches it (zeros where no step's backward ran), rows used.
         self._inputs: List[torch.Tensor] = []
         self._grads: List[Optional[torch.Tensor]] = []
+        self._used = 0
 
     def product(
-        self, inputs: torch.Tensor, added: Optional[torch.Tensor] = None
-    ) -> Tuple[torch.Tensor, int]:
-        """``inputs W^T + b + added`` in ``inputs``' dtype (the product in :attr:`dtype`), and
-        the index :meth:`input_grad` takes in this step's backward (-1: nothing kept)."""
-        low = self.dtype != inputs.dtype
-        rows = inputs.to(self.dtype) if low else inputs
-        index = -1
-        if self.keeps:
-            self._inputs.append(rows)
-            self._grads.append(None)
-            index = len(self._inputs) - 1
-        addend = added if added is not None else self.bias
-        if addend is not None and not low:
+        self, pieces: Sequence[torch.Tensor], added: Optional[torch.Tensor] = None
+    ) -> Tuple[torch.Tensor, Tuple[int, int]]:
+        """``x W^T + b + added`` for ``x`` the columns ``pieces`` side by side (each (r, ...)),
+        in the pieces' dtype (the product in :attr:`dtype`), and where this step's rows are
+        kept: the place :meth:`grad_rows` and :meth:`input_grad` take in its backward."""
+        rows = self._keep(pieces) if self.keeps else torch.cat(pieces, dim=1)
+        place = (len(self._inputs) - 1, self._used - rows.size(0)) if self.keeps else (-1, 0)
+        dtype = pieces[0].dtype
+        if self.dtype == dtype:
+            addend = added if added is not None else self.bias
+            if addend is None:
+                return torch.mm(rows, self.matrix.t()), place
             out = torch.addmm(addend, rows, self.matrix.t())
             if added is not None and self.bias is not None:
                 out.add_(self.bias)
-        else:
-            out = torch.mm(rows, self.matrix.t())
-            if low:
-                out = out.to(inputs.dtype)
-            if added is not None:
-                out.add_(added)
-            if self.bias is not None:
-                out.add_(self.bias)
-        return out, index
+            return out, place
+        # Mixed precision: the product in self.dtype, the sums in the pieces' dtype.
+        out = torch.mm(rows.to(self.dtype), self.matrix.t()).to(dtype)
+        if added is not None:
+            out.add_(added)
+        if self.bias is not None:
+            out.add_(self.bias)
+        return out, place
 
-    def input_grad(self, output_grad: torch.Tensor, index: int) -> torch.Tensor:
-        """Keeps ``output_grad`` (the gradient of step ``index``'s output) for the weight
-        gradient and returns ``output_grad W``, the gradient of its inputs, in
+    def _keep(self, pieces: Sequence[torch.Tensor]) -> torch.Tensor:
+        count = pieces[0].size(0)
+        if not self._inputs or self._used + count > self._inputs[-1].size(0):
+            width = sum(piece.size(1) for piece in pieces)
+            block = pieces[0].new_empty(max(BLOCK_ROWS, count), width, dtype=self.dtype)
+            self._inputs.append(block)
+            self._grads.append(None)
+            self._used = 0
+        rows = self._inputs[-1][self._used : self._used + count]
+        torch.cat(pieces, dim=1, out=rows)
+        self._used += count
+        return rows
+
+    def grad_rows(self, place: Tuple[int, int], width: int, like: torch.Tensor) -> torch.Tensor:
+        """Where the backward of the step at ``place`` may write its output gradient, shape
+        ``(like.size(0), width)`` in ``like``'s dtype: its rows of the kept gradients when they
+        are kept in that dtype (then :meth:`input_grad` copies nothing), else a new tensor."""
+        block, start = place
+        if block >= 0 and like.dtype == self.dtype:
+            return self._grad_block(block, width)[start : start + like.size(0)]
+        return like.new_empty(like.size(0), width)
+
+    def _grad_block(self, block: int, width: int) -> torch.Tensor:
+        grads = self._grads[block]
+        if grads is None:
+            inputs = self._inputs[block]
+            grads = self._grads[block] = inputs.new_zeros(inputs.size(0), width)
+        return grads
+
+    def input_grad(self, output_grad: torch.Tensor, place: Tuple[int, int]) -> torch.Tensor:
+        """Keeps ``output_grad``, the gradient of the output of the step at ``place``, for the
+        weight gradient, and returns ``output_grad W``, the gradient of its inputs, in
         ``output_grad``'s dtype."""
-        low = self.dtype != output_grad.dtype
-        grad = output_grad.to(self.dtype) if low else output_grad
-        if index >= 0:
-            self._grads[index] = grad
+        block, start = place
+        grad = output_grad
+        if block >= 0:
+            kept = self._grad_block(block, output_grad.size(1))
+            rows = kept[start : start + output_grad.size(0)]
+            if rows.data_ptr() != output_grad.data_ptr():
+                rows.copy_(output_grad)
+            grad = rows
+        elif grad.dtype != self.dtype:
+            grad = grad.to(self.dtype)
         out = grad.mm(self.matrix)
-        return out.to(output_grad.dtype) if low else out
+        return out.to(output_grad.dtype)
 
-    def take(self) -> Optional[Tuple[torch.Tensor, torch.Tensor]]:
-        """(X, G): the kept rows of every step that was run backward, stacked in step order.
-        The gradients are cleared (a second backward through a retained graph keeps them
-        again)."""
-        pairs = [(x, g) for x, g in zip(self._inputs, self._grads) if g is not None]
+    def weight_grad(self, dtype: torch.dtype, bias: bool):
+        """The weight's (and bias's) gradient over every kept step, one product per block of
+        rows, in ``dtype``; (None, None) when no step was run backward. Clears the kept
+        gradients (a second backward through a retained graph keeps them again)."""
+        grad_weight: Optional[torch.Tensor] = None
+        grad_bias: Optional[torch.Tensor] = None
+        for block, (inputs, grads) in enumerate(zip(self._inputs, self._grads)):
+            if grads is None:
+                continue
+            used = self._used if block == len(self._inputs) - 1 else inputs.size(0)
+            inputs, grads = inputs[:used], grads[:used]
+            # (out, rows) x (rows, in): the block's share of the whole loop's weight gradient.
+            if grad_weight is None:
+                grad_weight = grads.t().mm(inputs).to(dtype)
+            elif grads.dtype == dtype:
+                grad_weight.addmm_(grads.t(), inputs)
+            else:
+                grad_weight.add_(grads.t().mm(inputs))
+            if bias:
+                block_bias = grads.sum(dim=0, dtype=dtype)
+                grad_bias = block_bias if grad_bias is None else grad_bias.add_(block_bias)
         self._grads = [None] * len(self._inputs)
-        if not pairs:
-            return None
-        inputs, grads = zip(*pairs)
-        return torch.cat(inputs), torch.cat(grads)
+        return grad_weight, grad_bias
 
 
 def loop_weights(
@@ -124,11 +182,5 @@ class _WeightGradient(torch.autograd.Function):
 
     @staticmethod
     def backward(ctx, grad_token):
-        taken = ctx.linear.take()
-        if taken is None:
-            return None, None, None
-        inputs, grads = taken
-        # The whole loop's weight gradient in one product: (out, rows) x (rows, in).
-        grad_weight = grads.t().mm(inputs).to(ctx.weight_dtype)
-        grad_bias = grads.sum(dim=0, dtype=ctx.weight_dtype) if ctx.has_bias else None
+        grad_weight, grad_bias = ctx.linear.weight_grad(ctx.weight_dtype, ctx.has_bias)
         return None, grad_weight, grad_bias

@@ -78,8 +78,9 @@ class WriteOnceTape:
     def write(self, index: torch.Tensor, value: torch.Tensor) -> None:
         self._token = _Write.apply(self._table, self._token, value, index)
 
-    def read(self, index: torch.Tensor) -> torch.Tensor:
-        return _Read.apply(self._table, self._token, index)
+    def read(self, index: torch.Tensor, columns: Optional[int] = None) -> torch.Tensor:
+        """The rows at ``index`` (their first ``columns`` columns, when given)."""
+        return _Read.apply(self._table, self._token, index, columns)
 
     @property
     def nbytes(self) -> int:
@@ -110,10 +111,12 @@ class _Write(torch.autograd.Function):
 
 class _Read(torch.autograd.Function):
     @staticmethod
-    def forward(ctx, table: _Table, token, index):
+    def forward(ctx, table: _Table, token, index, columns):
         ctx.table = table
+        ctx.columns = columns
         ctx.save_for_backward(index)
-        return table.data.index_select(0, index)
+        data = table.data if columns is None else table.data[:, :columns]
+        return data.index_select(0, index)
 
     @staticmethod
     def backward(ctx, grad_rows):
@@ -121,5 +124,7 @@ class _Read(torch.autograd.Function):
         # index_put_ with accumulate sums repeated indices like index_add_, but index_add_ on
         # CPU (a scatter_add_ underneath) was measured 10-1000x slower here.
         grads = ctx.table.grad_table()
+        if ctx.columns is not None:
+            grads = grads[:, : ctx.columns]
         grads.index_put_((index,), grad_rows.to(grads.dtype), accumulate=True)
-        return None, grad_rows.new_zeros(0), None
+        return None, grad_rows.new_zeros(0), None, None

@@ -186,22 +186,30 @@ class _Untracked:
         return None, None, None
 
     def children(self, read_rows: torch.Tensor, rows: Optional[torch.Tensor]) -> torch.Tensor:
-        """Shape (r, 2, node_dim): [stack second, stack top] of ``rows`` (all if None)."""
-        if rows is not None:
-            read_rows = read_rows.index_select(0, rows)
-        return self.tape.read(read_rows[:, 1:].flatten()).view(-1, 2, self.node_dim)
+        return _children(self.tape, read_rows, rows, self.node_dim)
 
     def pushed(self, push_rows: torch.Tensor, slots: torch.Tensor, t: int) -> None:
         pass
+
+
+def _children(
+    tape: WriteOnceTape, read_rows: torch.Tensor, rows: Optional[torch.Tensor], node_dim: int
+) -> torch.Tensor:
+    """Shape (r, 2, node_dim): [stack second, stack top] (left and right child) of the running
+    sentences ``rows`` (all if None)."""
+    if rows is not None:
+        read_rows = read_rows.index_select(0, rows)
+    return tape.read(read_rows[:, 1:].flatten()).view(-1, 2, node_dim)
 
 
 class _Tracked:
     """A model with a tracker (§3.3): every step, the buffer top, stack second and stack top of
     every running sentence feed the tracking LSTM (and the stack and buffer summaries, with
     them), whose state scores the transitions (with a parser) and joins the composition's
-    input. The stack's two tops are one tape read; the buffer top is a word, whose share of the
-    tracker's input product was computed for every word before the first step
-    (``cells.TrackerLoop``): a step passes its index."""
+    input. The tracker reads h of the stack's two tops (the first ``hidden_dim`` columns of
+    their rows); the buffer top is a word, whose share of the tracker's input product was
+    computed for every word before the first step (``cells.TrackerLoop``): a step passes its
+    index. A REDUCE reads its children's whole rows."""
 
     def __init__(
         self,
@@ -217,6 +225,7 @@ class _Tracked:
         self.tracker = parts.tracker
         self.tape = tape
         self.hidden = parts.compose.hidden
+        self.hidden_dim = parts.compose.hidden_dim
         self.node_dim = parts.node_dim
         self.buffer_start = buffer_start
         self.state = self.tracker.initial_state(batch.batch_size, batch.inputs)
@@ -234,15 +243,14 @@ class _Tracked:
             if parts.summaries is not None
             else None
         )
-        self.nodes: Optional[torch.Tensor] = None
 
     def observe(self, read_rows: torch.Tensor, columns: torch.Tensor):
         k = read_rows.size(0)
-        # [stack second, stack top]: also the children of a REDUCE.
-        self.nodes = nodes = self.tape.read(read_rows[:, 1:].flatten()).view(k, 2, self.node_dim)
+        # h of [stack second, stack top].
+        stack = self.tape.read(read_rows[:, 1:].flatten(), self.hidden_dim)
         self.state, logits = self.loop(
             self.word_index.index_select(0, read_rows[:, 0]),
-            self.hidden(nodes),
+            stack.view(k, 2, self.hidden_dim),
             (self.state[0][:k], self.state[1][:k]),
             None if self.summaries is None else self.summaries.read(columns, self.buffer_start),
         )
@@ -251,8 +259,7 @@ class _Tracked:
         return self.state[0], logits, type_logits
 
     def children(self, read_rows: torch.Tensor, rows: Optional[torch.Tensor]) -> torch.Tensor:
-        assert self.nodes is not None
-        return self.nodes if rows is None else self.nodes.index_select(0, rows)
+        return _children(self.tape, read_rows, rows, self.node_dim)
 
     def pushed(self, push_rows: torch.Tensor, slots: torch.Tensor, t: int) -> None:
         if self.summaries is not None:
