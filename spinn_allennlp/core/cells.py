@@ -303,7 +303,6 @@ class TrackerLoop:
             dim=1,
         )
         self.linear, self.token = loop_weights(weight)
-        self.classifier = tracker.transition_classifier
 
     def __call__(
         self,
@@ -311,11 +310,12 @@ class TrackerLoop:
         stack: torch.Tensor,
         state: Tuple[torch.Tensor, torch.Tensor],
         summaries: Optional[torch.Tensor] = None,
-    ):
+    ) -> Tuple[torch.Tensor, torch.Tensor]:
         """One step of k sentences: ``buffer_top`` (k,) word indices, ``stack`` (k, 2, D) h of
         the stack second and top, ``state`` (h, c), ``summaries`` (k, 2S) or None. Returns the
-        new state and the parser's logits (None without a parser)."""
-        h, c = _LSTMStep.apply(
+        new state (h, c); the parser's logits are the tracker's ``transition_classifier(h)``,
+        left to the caller (who may score every step at once after the last)."""
+        return _LSTMStep.apply(
             self.linear,
             self.token,
             self.buffer.read(buffer_top),
@@ -324,8 +324,6 @@ class TrackerLoop:
             summaries,
             state[0],
         )
-        logits = self.classifier(h) if self.classifier is not None else None
-        return (h, c), logits
 
 
 class _LSTMStep(torch.autograd.Function):

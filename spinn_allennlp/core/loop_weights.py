@@ -56,10 +56,12 @@ class LoopLinear:
         self.matrix = weight.detach().to(self.dtype)
         self.bias = None if bias is None else bias.detach()
         self.keeps = keeps
-        # Per block: inputs (BLOCK_ROWS, in), output gradients (BLOCK_ROWS, out) once a
-        # backward reaches it (zeros where no step's backward ran), rows used.
+        # Per block: inputs (BLOCK_ROWS, in) and, once a backward reaches the block, output
+        # gradients (BLOCK_ROWS, out) with the (start, rows) of each step's gradient written;
+        # rows used in the latest block.
         self._inputs: List[torch.Tensor] = []
         self._grads: List[Optional[torch.Tensor]] = []
+        self._written: List[List[Tuple[int, int]]] = []
         self._used = 0
 
     def product(
@@ -94,6 +96,7 @@ class LoopLinear:
             block = pieces[0].new_empty(max(BLOCK_ROWS, count), width, dtype=self.dtype)
             self._inputs.append(block)
             self._grads.append(None)
+            self._written.append([])
             self._used = 0
         rows = self._inputs[-1][self._used : self._used + count]
         torch.cat(pieces, dim=1, out=rows)
@@ -113,7 +116,7 @@ class LoopLinear:
         grads = self._grads[block]
         if grads is None:
             inputs = self._inputs[block]
-            grads = self._grads[block] = inputs.new_zeros(inputs.size(0), width)
+            grads = self._grads[block] = inputs.new_empty(inputs.size(0), width)
         return grads
 
     def input_grad(self, output_grad: torch.Tensor, place: Tuple[int, int]) -> torch.Tensor:
@@ -127,6 +130,7 @@ class LoopLinear:
             rows = kept[start : start + output_grad.size(0)]
             if rows.data_ptr() != output_grad.data_ptr():
                 rows.copy_(output_grad)
+            self._written[block].append((start, output_grad.size(0)))
             grad = rows
         elif grad.dtype != self.dtype:
             grad = grad.to(self.dtype)
@@ -144,6 +148,13 @@ class LoopLinear:
                 continue
             used = self._used if block == len(self._inputs) - 1 else inputs.size(0)
             inputs, grads = inputs[:used], grads[:used]
+            written = self._written[block]
+            if sum(count for _, count in written) < used:
+                # Steps whose backward did not run (their output did not reach the loss).
+                unwritten = torch.ones(used, dtype=torch.bool, device=grads.device)
+                for start, count in written:
+                    unwritten[start : start + count] = False
+                grads[unwritten] = 0
             # (out, rows) x (rows, in): the block's share of the whole loop's weight gradient.
             if grad_weight is None:
                 grad_weight = grads.t().mm(inputs).to(dtype)
@@ -155,6 +166,7 @@ class LoopLinear:
                 block_bias = grads.sum(dim=0, dtype=dtype)
                 grad_bias = block_bias if grad_bias is None else grad_bias.add_(block_bias)
         self._grads = [None] * len(self._inputs)
+        self._written = [[] for _ in self._inputs]
         return grad_weight, grad_bias
 
 

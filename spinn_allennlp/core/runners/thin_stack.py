@@ -95,7 +95,7 @@ def run_thin_stack(
     moves = torch.tensor([[1, 1, 1], [0, -1, -1]], device=device)
 
     reader = (
-        _Tracked(parts, batch, tape, base, lengths, buffer_start)
+        _Tracked(parts, batch, tape, base, lengths, buffer_start, policy.needs_parser)
         if parts.tracker is not None
         else _Untracked(tape, parts.node_dim)
     )
@@ -153,6 +153,7 @@ def run_thin_stack(
         record.step(t, k, choice, push_rows, logits, type_logits)
 
     top = pointers.gather(1, cursor[:, 2:3]).squeeze(1)
+    record.logits += reader.logits_after_loop()
     return record.output(batch, parts, policy, tape.read(top.index_select(0, rank)), active)
 
 
@@ -191,6 +192,9 @@ class _Untracked:
     def pushed(self, push_rows: torch.Tensor, slots: torch.Tensor, t: int) -> None:
         pass
 
+    def logits_after_loop(self) -> List[torch.Tensor]:
+        return []
+
 
 def _children(
     tape: WriteOnceTape, read_rows: torch.Tensor, rows: Optional[torch.Tensor], node_dim: int
@@ -209,7 +213,11 @@ class _Tracked:
     input. The tracker reads h of the stack's two tops (the first ``hidden_dim`` columns of
     their rows); the buffer top is a word, whose share of the tracker's input product was
     computed for every word before the first step (``cells.TrackerLoop``): a step passes its
-    index. A REDUCE reads its children's whole rows."""
+    index. A REDUCE reads its children's whole rows.
+
+    The parser's logits are computed at each step when the policy reads them
+    (``step_logits``), else once for every step after the last (one product instead of one
+    per step)."""
 
     def __init__(
         self,
@@ -219,6 +227,7 @@ class _Tracked:
         base: torch.Tensor,
         lengths: torch.Tensor,
         buffer_start: int,
+        step_logits: bool,
     ) -> None:
         assert parts.tracker is not None
         self.parts = parts
@@ -229,6 +238,9 @@ class _Tracked:
         self.node_dim = parts.node_dim
         self.buffer_start = buffer_start
         self.state = self.tracker.initial_state(batch.batch_size, batch.inputs)
+        self.classifier = self.tracker.transition_classifier
+        self.step_logits = step_logits
+        self.states: List[torch.Tensor] = []  # h of every step, when scored after the loop
         # The words' tape rows (sorted blocks, mask order within a block) and, per tape row,
         # the index of its word (the empty buffer's index for the zero rows).
         word_rows = batch.word_rows()[batch.mask]
@@ -248,12 +260,18 @@ class _Tracked:
         k = read_rows.size(0)
         # h of [stack second, stack top].
         stack = self.tape.read(read_rows[:, 1:].flatten(), self.hidden_dim)
-        self.state, logits = self.loop(
+        self.state = self.loop(
             self.word_index.index_select(0, read_rows[:, 0]),
             stack.view(k, 2, self.hidden_dim),
             (self.state[0][:k], self.state[1][:k]),
             None if self.summaries is None else self.summaries.read(columns, self.buffer_start),
         )
+        logits = None
+        if self.classifier is not None:
+            if self.step_logits:
+                logits = self.classifier(self.state[0])
+            else:
+                self.states.append(self.state[0])
         classifier = self.parts.type_classifier
         type_logits = classifier(self.state[0]) if classifier is not None else None
         return self.state[0], logits, type_logits
@@ -264,6 +282,14 @@ class _Tracked:
     def pushed(self, push_rows: torch.Tensor, slots: torch.Tensor, t: int) -> None:
         if self.summaries is not None:
             self.summaries.push(self.hidden(self.tape.read(push_rows)), slots, t)
+
+    def logits_after_loop(self) -> List[torch.Tensor]:
+        """The logits of every step not scored during the loop, in step order (as the
+        per-step logits would have been recorded)."""
+        if not self.states:
+            return []
+        assert self.classifier is not None
+        return [self.classifier(torch.cat(self.states))]
 
 
 class _Record:
