@@ -56,13 +56,13 @@ class LoopLinear:
         self.matrix = weight.detach().to(self.dtype)
         self.bias = None if bias is None else bias.detach()
         self.keeps = keeps
-        # Per block: inputs (BLOCK_ROWS, in) and, once a backward reaches the block, output
-        # gradients (BLOCK_ROWS, out) with the (start, rows) of each step's gradient written;
-        # rows used in the latest block.
+        # Per block: inputs (BLOCK_ROWS, in), the rows used, and, once a backward reaches the
+        # block, output gradients (BLOCK_ROWS, out) with the (start, rows) of each step's
+        # gradient written.
         self._inputs: List[torch.Tensor] = []
+        self._used: List[int] = []
         self._grads: List[Optional[torch.Tensor]] = []
         self._written: List[List[Tuple[int, int]]] = []
-        self._used = 0
 
     def product(
         self, pieces: Sequence[torch.Tensor], added: Optional[torch.Tensor] = None
@@ -71,7 +71,7 @@ class LoopLinear:
         in the pieces' dtype (the product in :attr:`dtype`), and where this step's rows are
         kept: the place :meth:`grad_rows` and :meth:`input_grad` take in its backward."""
         rows = self._keep(pieces) if self.keeps else torch.cat(pieces, dim=1)
-        place = (len(self._inputs) - 1, self._used - rows.size(0)) if self.keeps else (-1, 0)
+        place = (len(self._inputs) - 1, self._used[-1] - rows.size(0)) if self.keeps else (-1, 0)
         dtype = pieces[0].dtype
         if self.dtype == dtype:
             addend = added if added is not None else self.bias
@@ -91,16 +91,17 @@ class LoopLinear:
 
     def _keep(self, pieces: Sequence[torch.Tensor]) -> torch.Tensor:
         count = pieces[0].size(0)
-        if not self._inputs or self._used + count > self._inputs[-1].size(0):
+        if not self._inputs or self._used[-1] + count > self._inputs[-1].size(0):
             width = sum(piece.size(1) for piece in pieces)
             block = pieces[0].new_empty(max(BLOCK_ROWS, count), width, dtype=self.dtype)
             self._inputs.append(block)
+            self._used.append(0)
             self._grads.append(None)
             self._written.append([])
-            self._used = 0
-        rows = self._inputs[-1][self._used : self._used + count]
+        used = self._used[-1]
+        rows = self._inputs[-1][used : used + count]
         torch.cat(pieces, dim=1, out=rows)
-        self._used += count
+        self._used[-1] = used + count
         return rows
 
     def grad_rows(self, place: Tuple[int, int], width: int, like: torch.Tensor) -> torch.Tensor:
@@ -146,7 +147,7 @@ class LoopLinear:
         for block, (inputs, grads) in enumerate(zip(self._inputs, self._grads)):
             if grads is None:
                 continue
-            used = self._used if block == len(self._inputs) - 1 else inputs.size(0)
+            used = self._used[block]
             inputs, grads = inputs[:used], grads[:used]
             written = self._written[block]
             if sum(count for _, count in written) < used:
