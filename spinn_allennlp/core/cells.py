@@ -66,12 +66,13 @@ class Composition(nn.Module):
     def hidden(nodes: torch.Tensor) -> torch.Tensor:
         raise NotImplementedError
 
-    def loop(self) -> LoopComposition:
+    def loop(self, rows: Optional[int] = None) -> LoopComposition:
         """The composition for the many small calls of one pass of a step loop (the thin
         stack), as ``(children, extra) -> nodes`` with ``children[:, 0]`` the left and
-        ``children[:, 1]`` the right child. The same function as :meth:`forward`; a composition
-        may compute it faster here (one weight-gradient product for the whole pass, fused
-        steps). Call once per pass."""
+        ``children[:, 1]`` the right child; ``rows``: how many rows the pass will compose in
+        all, when known. The same function as :meth:`forward`; a composition may compute it
+        faster here (one weight-gradient product for the whole pass, fused steps). Call once
+        per pass."""
         return lambda children, extra: self(children[:, 0], children[:, 1], extra)
 
 
@@ -116,11 +117,11 @@ class TreeLSTMComposition(Composition):
     def hidden(nodes: torch.Tensor) -> torch.Tensor:
         return nodes[..., : nodes.size(-1) // 2]
 
-    def loop(self) -> LoopComposition:
+    def loop(self, rows: Optional[int] = None) -> LoopComposition:
         """Eq. 1-3 as one autograd function per step (:class:`_TreeLSTMStep`: the gates'
         product, nonlinearities and cell update in forward, their derivatives written out in
         backward), the weight gradient computed once for the whole pass (``loop_weights.py``)."""
-        linear, token = loop_weights(self.linear.weight, self.linear.bias)
+        linear, token = loop_weights(self.linear.weight, self.linear.bias, rows)
 
         def compose(children: torch.Tensor, extra: Optional[torch.Tensor]) -> torch.Tensor:
             return _TreeLSTMStep.apply(linear, token, children, extra)
@@ -285,10 +286,11 @@ class Tracker(nn.Module):
         logits = self.transition_classifier(h) if self.transition_classifier is not None else None
         return (h, c), logits
 
-    def loop(self, words: torch.Tensor) -> "TrackerLoop":
+    def loop(self, words: torch.Tensor, rows: Optional[int] = None) -> "TrackerLoop":
         """The tracker for one pass of a step loop over the words with h ``words``
-        (num_words, D): see :class:`TrackerLoop`. Call once per pass."""
-        return TrackerLoop(self, words)
+        (num_words, D), ``rows`` steps of all sentences in all (when known): see
+        :class:`TrackerLoop`. Call once per pass."""
+        return TrackerLoop(self, words, rows)
 
 
 class TrackerLoop:
@@ -304,7 +306,7 @@ class TrackerLoop:
     (``loop_weights.py``). A step is called with the buffer top's word index (``empty`` for an
     empty buffer)."""
 
-    def __init__(self, tracker: Tracker, words: torch.Tensor) -> None:
+    def __init__(self, tracker: Tracker, words: torch.Tensor, rows: Optional[int] = None) -> None:
         cell = tracker.cell
         size = words.size(1)
         num_words = words.size(0)
@@ -328,7 +330,7 @@ class TrackerLoop:
             ],
             dim=1,
         )
-        self.linear, self.token = loop_weights(weight)
+        self.linear, self.token = loop_weights(weight, rows=rows)
 
     def __call__(
         self,

@@ -32,23 +32,32 @@ from typing import List, Optional, Sequence, Tuple
 import torch
 
 
-# Rows per block of kept inputs and gradients: one weight-gradient product per block, large
-# enough to run at the large-product rate (a pass of B = 128 sentences of 10-30 words composes
-# ~2,400 rows and runs the tracker on ~5,000).
+# Rows per block of kept inputs and gradients past the first (or when the pass's rows are not
+# known): one weight-gradient product per block, large enough to run at the large-product rate
+# (a pass of B = 128 sentences of 10-30 words composes ~2,400 rows and runs the tracker on
+# ~5,000).
 BLOCK_ROWS = 1024
 
 
 class LoopLinear:
     """``y = x W^T (+ b)`` for the steps of one pass, as the step functions of a layer use it.
 
-    Input rows are kept in blocks of :data:`BLOCK_ROWS` rows (a step's rows are one slice of a
-    block, so nothing is copied again for the weight-gradient product), their output
-    gradients in blocks beside them. What an autograd context may hold: it holds no token (see
+    Input rows are kept in blocks (a step's rows are one slice of a block, so nothing is copied
+    again for the weight-gradient product), their output gradients in blocks beside them: the
+    first block holds ``rows`` rows when the caller knows how many the pass will have (then
+    the pass keeps exactly what it uses, in one block: one weight-gradient product), later
+    ones :data:`BLOCK_ROWS`. What an autograd context may hold: it holds no token (see
     ``tape._Table`` for why a context must not reach the object that holds the graph).
     ``keeps`` is False when no gradient reaches the weights (no grad mode, frozen weights):
     then nothing is kept."""
 
-    def __init__(self, weight: torch.Tensor, bias: Optional[torch.Tensor], keeps: bool) -> None:
+    def __init__(
+        self,
+        weight: torch.Tensor,
+        bias: Optional[torch.Tensor],
+        keeps: bool,
+        rows: Optional[int] = None,
+    ) -> None:
         device_type = weight.device.type
         # As autocast: float64 is never cast.
         autocast = torch.is_autocast_enabled(device_type) and weight.dtype != torch.float64
@@ -63,6 +72,15 @@ class LoopLinear:
         self._used: List[int] = []
         self._grads: List[Optional[torch.Tensor]] = []
         self._written: List[List[Tuple[int, int]]] = []
+        self._grad_bytes = 0  # the most the kept gradients took (they are freed at the end)
+        self._first_block = rows
+
+    @property
+    def nbytes(self) -> int:
+        """Bytes of the kept input rows and the most the kept gradients took (memory
+        measurements: ``spinn_allennlp.testing.memory``)."""
+        inputs = sum(block.numel() * block.element_size() for block in self._inputs)
+        return inputs + self._grad_bytes
 
     def product(
         self, pieces: Sequence[torch.Tensor], added: Optional[torch.Tensor] = None
@@ -93,7 +111,8 @@ class LoopLinear:
         count = pieces[0].size(0)
         if not self._inputs or self._used[-1] + count > self._inputs[-1].size(0):
             width = sum(piece.size(1) for piece in pieces)
-            block = pieces[0].new_empty(max(BLOCK_ROWS, count), width, dtype=self.dtype)
+            size = BLOCK_ROWS if self._inputs or not self._first_block else self._first_block
+            block = pieces[0].new_empty(max(size, count), width, dtype=self.dtype)
             self._inputs.append(block)
             self._used.append(0)
             self._grads.append(None)
@@ -118,6 +137,8 @@ class LoopLinear:
         if grads is None:
             inputs = self._inputs[block]
             grads = self._grads[block] = inputs.new_empty(inputs.size(0), width)
+            in_use = sum(g.numel() * g.element_size() for g in self._grads if g is not None)
+            self._grad_bytes = max(self._grad_bytes, in_use)
         return grads
 
     def input_grad(self, output_grad: torch.Tensor, place: Tuple[int, int]) -> torch.Tensor:
@@ -172,15 +193,15 @@ class LoopLinear:
 
 
 def loop_weights(
-    weight: torch.Tensor, bias: Optional[torch.Tensor] = None
+    weight: torch.Tensor, bias: Optional[torch.Tensor] = None, rows: Optional[int] = None
 ) -> Tuple[LoopLinear, Optional[torch.Tensor]]:
-    """The layer ``weight`` (out x in), ``bias`` (out) for one pass of a loop: its
-    :class:`LoopLinear` and the token every step function takes as an input (None when no
-    gradient reaches the weights)."""
+    """The layer ``weight`` (out x in), ``bias`` (out) for one pass of a loop that multiplies
+    ``rows`` rows in all (if known): its :class:`LoopLinear` and the token every step function
+    takes as an input (None when no gradient reaches the weights)."""
     wanted = torch.is_grad_enabled() and (
         weight.requires_grad or (bias is not None and bias.requires_grad)
     )
-    linear = LoopLinear(weight, bias, keeps=wanted)
+    linear = LoopLinear(weight, bias, keeps=wanted, rows=rows)
     token = _WeightGradient.apply(linear, weight, bias) if wanted else None
     return linear, token
 

@@ -215,8 +215,8 @@ def count_compositions(model, forward):
     handle = model.compose.register_forward_hook(lambda *_: calls.append(1))
     loop = model.compose.loop
 
-    def counted_loop():
-        compose = loop()
+    def counted_loop(*args):
+        compose = loop(*args)
 
         def counted(*args):
             calls.append(1)

@@ -169,10 +169,9 @@ def test_tracker_loop_equals_forward():
         torch.testing.assert_close(loop_grad, plain_grad, atol=1e-12, rtol=0)
 
 
-def many_steps(model, leaves, extra, unused_steps=()):
+def many_steps(compose, leaves, extra, unused_steps=()):
     """A chain of 12 steps of 3 rows, each composing the previous step's rows; the outputs of
     ``unused_steps`` are not part of the result (their backward never runs)."""
-    compose = model.loop()
     nodes, results = leaves, []
     for t in range(12):
         out = compose(torch.stack([nodes, nodes.flip(0)], dim=1), extra[t])
@@ -182,26 +181,25 @@ def many_steps(model, leaves, extra, unused_steps=()):
     return torch.cat(results)
 
 
+@pytest.mark.parametrize("rows", [None, 5, 36])
 @pytest.mark.parametrize("unused_steps", [(), (4, 5, 11)])
-def test_weight_gradient_over_several_blocks(monkeypatch, unused_steps):
-    """Blocks of 7 rows hold 2 steps of 3 (a step never straddles two blocks): the weight
+def test_weight_gradient_over_several_blocks(monkeypatch, rows, unused_steps):
+    """Blocks of 7 rows hold 2 steps of 3 (a step never straddles two blocks), after a first
+    block of ``rows`` rows (the pass's 36, or fewer: then more blocks follow): the weight
     gradient is the plain one, also when some steps' backward never runs."""
     monkeypatch.setattr(loop_weights, "BLOCK_ROWS", 7)
     model = composition()
     leaves = torch.randn(3, 2 * D, dtype=torch.float64, requires_grad=True)
     extra = torch.randn(12, 3, E, dtype=torch.float64, requires_grad=True)
 
-    def plain_loop():
-        return lambda children, extra: model(children[:, 0], children[:, 1], extra)
+    def plain(children, extra):
+        return model(children[:, 0], children[:, 1], extra)
 
     grads = []
-    for loop in (model.loop, plain_loop):
-        monkeypatch.setattr(model, "loop", loop)
+    for compose in (model.loop(rows), plain):
         model.zero_grad()
-        many_steps(model, leaves, extra, unused_steps).pow(2).sum().backward()
+        many_steps(compose, leaves, extra, unused_steps).pow(2).sum().backward()
         grads.append([p.grad.clone() for p in model.parameters()])
-        monkeypatch.undo()
-        monkeypatch.setattr(loop_weights, "BLOCK_ROWS", 7)
     for loop_grad, plain_grad in zip(*grads):
         assert torch.isfinite(loop_grad).all()
         torch.testing.assert_close(loop_grad, plain_grad, atol=1e-12, rtol=0)

@@ -58,8 +58,15 @@ def run_thin_stack(
         counts = torch.stack([active.sum(dim=1), reduce_steps.sum(dim=1)]).tolist()
         running = counts[0]
         reducing = list(reduce_steps.nonzero()[:, 1].split(counts[1]))
+        composed = sum(counts[1])
     else:
-        running = active.sum(dim=1).tolist()
+        # Any policy's tree over n words has n - 1 REDUCEs.
+        reduces = (batch.lengths - 1).clamp(min=0).sum().view(1)
+        counts = torch.cat([active.sum(dim=1), reduces]).tolist()
+        running, composed = counts[:-1], counts[-1]
+    # The rows the composition and the tracker will see in all (their loop layers keep
+    # exactly that many for the pass's weight gradients).
+    composed = composed if sparse_compose else sum(running)
 
     base = torch.arange(batch_size, device=device) * batch.rows_per_sentence
     step_rows = base + 1 + max_tokens  # + t: the row S[t]
@@ -95,12 +102,12 @@ def run_thin_stack(
     moves = torch.tensor([[1, 1, 1], [0, -1, -1]], device=device)
 
     reader = (
-        _Tracked(parts, batch, tape, base, lengths, buffer_start, policy.needs_parser)
+        _Tracked(parts, batch, tape, base, lengths, buffer_start, sum(running), policy)
         if parts.tracker is not None
         else _Untracked(tape, parts.node_dim)
     )
     record = _Record(total_steps, batch_size, base, device)
-    compose = parts.compose.loop()
+    compose = parts.compose.loop(composed)
 
     for t in range(total_steps):
         k = running[t]
@@ -216,8 +223,8 @@ class _Tracked:
     index. A REDUCE reads its children's whole rows.
 
     The parser's logits are computed at each step when the policy reads them
-    (``step_logits``), else once for every step after the last (one product instead of one
-    per step)."""
+    (``policy.needs_parser``), else once for every step after the last (one product instead
+    of one per step). ``steps``: the steps of all sentences in all."""
 
     def __init__(
         self,
@@ -227,7 +234,8 @@ class _Tracked:
         base: torch.Tensor,
         lengths: torch.Tensor,
         buffer_start: int,
-        step_logits: bool,
+        steps: int,
+        policy: TransitionPolicy,
     ) -> None:
         assert parts.tracker is not None
         self.parts = parts
@@ -239,12 +247,12 @@ class _Tracked:
         self.buffer_start = buffer_start
         self.state = self.tracker.initial_state(batch.batch_size, batch.inputs)
         self.classifier = self.tracker.transition_classifier
-        self.step_logits = step_logits
+        self.step_logits = policy.needs_parser
         self.states: List[torch.Tensor] = []  # h of every step, when scored after the loop
         # The words' tape rows (sorted blocks, mask order within a block) and, per tape row,
         # the index of its word (the empty buffer's index for the zero rows).
         word_rows = batch.word_rows()[batch.mask]
-        self.loop = self.tracker.loop(self.hidden(tape.read(word_rows)))
+        self.loop = self.tracker.loop(self.hidden(tape.read(word_rows)), steps)
         self.word_index = torch.full(
             (tape.data.size(0),), self.loop.empty, dtype=torch.long, device=batch.device
         ).index_copy_(0, word_rows, torch.arange(word_rows.numel(), device=batch.device))
