@@ -27,10 +27,9 @@ plain ``addmm``, without casting the weight at every step); sums and the gradien
 the parameter stay in the parameter's dtype.
 """
 
-from typing import List, Optional, Sequence, Tuple
+from typing import List, Optional, Tuple
 
 import torch
-
 
 # Rows per block of kept inputs and gradients past the first (or when the pass's rows are not
 # known): one weight-gradient product per block, large enough to run at the large-product rate
@@ -83,7 +82,7 @@ class LoopLinear:
         return inputs + self._grad_bytes
 
     def product(
-        self, pieces: Sequence[torch.Tensor], added: Optional[torch.Tensor] = None
+        self, pieces: List[torch.Tensor], added: Optional[torch.Tensor] = None
     ) -> Tuple[torch.Tensor, Tuple[int, int]]:
         """``x W^T + b + added`` for ``x`` the columns ``pieces`` side by side (each (r, ...)),
         in the pieces' dtype (the product in :attr:`dtype`), and where this step's rows are
@@ -107,7 +106,7 @@ class LoopLinear:
             out.add_(self.bias)
         return out, place
 
-    def _keep(self, pieces: Sequence[torch.Tensor]) -> torch.Tensor:
+    def _keep(self, pieces: List[torch.Tensor]) -> torch.Tensor:
         count = pieces[0].size(0)
         if not self._inputs or self._used[-1] + count > self._inputs[-1].size(0):
             width = sum(piece.size(1) for piece in pieces)

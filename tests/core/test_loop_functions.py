@@ -14,7 +14,7 @@ import torch
 from torch import nn
 
 from spinn_allennlp.core import loop_weights
-from spinn_allennlp.core.cells import TreeLSTMComposition, Tracker, TreeRNNComposition
+from spinn_allennlp.core.cells import Tracker, TreeLSTMComposition, TreeRNNComposition
 from spinn_allennlp.core.output import GIVEN, PREDICTED
 from spinn_allennlp.core.spinn import Spinn
 from spinn_allennlp.testing import make_batch
