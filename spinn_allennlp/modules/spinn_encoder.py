@@ -31,13 +31,12 @@ MIXED_PRECISION: Dict[Optional[str], Optional[torch.dtype]] = {None: None, "bf16
 def _float32_outputs(output: SpinnOutput) -> SpinnOutput:
     """``output`` with its floating-point tensors in float32 (under autocast the parser's
     logits, and what a policy computes from them, come out in bf16)."""
-    changes = {}
+    output = dataclasses.replace(output)
     for field in dataclasses.fields(output):
         value = getattr(output, field.name)
         if isinstance(value, torch.Tensor) and value.is_floating_point():
-            if value.dtype != torch.float32:
-                changes[field.name] = value.float()
-    return dataclasses.replace(output, **changes) if changes else output
+            setattr(output, field.name, value.float())
+    return output
 
 
 @Seq2VecEncoder.register("spinn")
