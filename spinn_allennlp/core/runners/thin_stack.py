@@ -16,7 +16,7 @@ when the policy follows given transitions, so that GPUs need no host synchronisa
 the loop).
 """
 
-from typing import Callable, List, Optional
+from typing import Callable, List, Optional, Tuple
 
 import torch
 
@@ -203,6 +203,14 @@ class _Untracked:
         return []
 
 
+def _first(state: Tuple[torch.Tensor, torch.Tensor], k: int):
+    """The first k rows of the tracker's state (h, c): the sentences still running; the state
+    itself while none has ended (no slice for autograd to undo)."""
+    if state[0].size(0) == k:
+        return state
+    return state[0][:k], state[1][:k]
+
+
 def _children(
     tape: WriteOnceTape, read_rows: torch.Tensor, rows: Optional[torch.Tensor], node_dim: int
 ) -> torch.Tensor:
@@ -271,7 +279,7 @@ class _Tracked:
         self.state = self.loop(
             self.word_index.index_select(0, read_rows[:, 0]),
             stack.view(k, 2, self.hidden_dim),
-            (self.state[0][:k], self.state[1][:k]),
+            _first(self.state, k),
             None if self.summaries is None else self.summaries.read(columns, self.buffer_start),
         )
         logits = None
