@@ -6,6 +6,10 @@ import importlib.util
 import json
 from pathlib import Path
 
+from allennlp.common import Params
+from allennlp.modules.seq2vec_encoders import Seq2VecEncoder
+
+import spinn_allennlp.plugin  # noqa: F401  (registers the "spinn" encoder)
 from spinn_allennlp.testing import PROJECT_ROOT
 
 SCRIPT = PROJECT_ROOT / "scripts" / "run_experiments.py"
@@ -53,3 +57,19 @@ def test_a_failing_job_is_reported_and_the_others_go_on(tmp_path, monkeypatch, c
     lines = capsys.readouterr().out.splitlines()
     assert lines[0].startswith("broken: failed: ")
     assert lines[1] == "fine: trained; not tested: no test_data_path (give --test-data)"
+
+
+def test_committed_job_lists_name_configs_that_build_with_their_overrides():
+    """scripts/jobs/*.tsv (runs prepared for later, e.g. bf16 against float32): every config
+    exists and its encoder builds with the job's overrides (a mistyped key or value fails
+    here, not hours into a queue)."""
+    lists = sorted((PROJECT_ROOT / "scripts" / "jobs").glob("*.tsv"))
+    assert lists
+    for path in lists:
+        for name, config, overrides in load_script().read_jobs(path):
+            params = Params.from_file(
+                str(PROJECT_ROOT / config), params_overrides=json.dumps(overrides)
+            )
+            encoder = Seq2VecEncoder.from_params(params["model"]["encoder"])
+            expected = overrides.get("model.encoder.mixed_precision")
+            assert encoder.mixed_precision == expected, name
