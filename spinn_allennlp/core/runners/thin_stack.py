@@ -10,10 +10,12 @@ the T steps. What autograd keeps is O(B * T * D).
 A step: read the buffer top and the two stack tops; let the tracker (if any) read them and the
 parser (if any) score SHIFT and REDUCE; let the policy choose; compose the sentences that
 REDUCE; push. The loop keeps the ops few: sentences run longest first, so those still running
-at step t are a prefix of the batch and every op works on a slice; the tracker's three inputs
-are one read; only the sentences that REDUCE are composed (their indices known before the loop
+at step t are a prefix of the batch and every op works on a slice; the stack's two tops are
+one read; only the sentences that REDUCE are composed (their indices known before the loop
 when the policy follows given transitions, so that GPUs need no host synchronisation inside
-the loop).
+the loop). The composition and the tracker run in their form for a whole pass
+(``Composition.loop``, ``Tracker.loop``: one autograd function per step, one weight-gradient
+product per pass, the tracker's buffer input projected once per word; docs/design.md).
 """
 
 from typing import Callable, List, Optional, Tuple
