@@ -41,6 +41,7 @@ PI_NT = "SPINN-PI-NT thin-stack loop"
 PI_NT_LEVELWISE = "SPINN-PI-NT level-wise (default)"
 PI = "SPINN-PI"
 SPINN_FULL = "SPINN (own parser)"
+SPINN_SAMPLED = "SPINN, sampling parser"
 RECURSIVE = "recursive TreeLSTM (CPU, batch 1)"
 NAIVE_STACK = "naive stack-copy SPINN-PI-NT"
 PI_COMPILED = "SPINN-PI, torch.compile'd cells"
@@ -90,7 +91,9 @@ class LstmEncoder(nn.Module):
 
 
 def build_spinn_models(dim: int, seed: int) -> Dict[str, Spinn]:
-    """The three SPINN variants of the paper at width ``dim`` (word vectors also ``dim``)."""
+    """The three SPINN variants of the paper at width ``dim`` (word vectors also ``dim``), and
+    the full SPINN once more for its sampling parser (the ``Sampled`` policy, what a latent-tree
+    parser trained by REINFORCE runs)."""
     torch.manual_seed(seed)
     return {
         # The step-by-step thin stack; Spinn's default for PI-NT is level-wise, timed with
@@ -98,6 +101,7 @@ def build_spinn_models(dim: int, seed: int) -> Dict[str, Spinn]:
         PI_NT: Spinn(dim, dim, levelwise=False),
         PI: Spinn(dim, dim, tracking_dim=PI_TRACKING_DIM),
         SPINN_FULL: Spinn(dim, dim, tracking_dim=SPINN_TRACKING_DIM, predict_transitions=True),
+        SPINN_SAMPLED: Spinn(dim, dim, tracking_dim=SPINN_TRACKING_DIM, predict_transitions=True),
     }
 
 
@@ -247,8 +251,9 @@ def training_memory_bytes(step: Callable[[], torch.Tensor], device: str) -> int:
     CUDA: peak ``torch.cuda.max_memory_allocated`` during forward + backward, less what was
     allocated before (parameters, inputs). CPU (no allocator statistics): bytes of the
     tensors autograd saves for backward, each storage counted once (views share one), plus the
-    thin-stack tapes (data and gradient tables), i.e. what the graph holds at its peak, the
-    end of the forward pass.
+    thin-stack tapes (data and gradient tables) and the rows the loop layers keep for their
+    weight gradients (inputs, and the output gradients of the backward pass), i.e. what the
+    graph holds at its peak.
     """
     if torch.device(device).type == "cuda":
         torch.cuda.synchronize()

@@ -5,12 +5,16 @@ hit both alike.
     python benchmarks/compare_versions.py --old OLD_CHECKOUT --new NEW_CHECKOUT
         [--rounds 5] [--batch-sizes 32,128] [--repeats 3] [--threads 1]
         [--benchmarks encoding_speed,training_speed] [--out benchmarks/results/versions]
+        [--reference "SPINN-PI-NT level-wise (default)"]
 
 Each round runs every benchmark once per version, in a fresh process with that checkout first
 on PYTHONPATH (old then new in odd rounds, new then old in even ones). A benchmark reports a
 median over its own ``--repeats``; the table gives, per model and batch size, the median over
 rounds of each version's seconds per batch (encoding) or per training step, and their ratio
-new / old. Writes <out>/compare_versions.{md,json}.
+new / old. A second table gives, per version, each model's time over that of a reference model
+(``--reference``, SPINN-PI-NT level-wise by default) measured in the same run, median over
+rounds: the ratios a speed target is stated in, which a loaded machine leaves intact. Writes
+<out>/compare_versions.{md,json}.
 """
 
 import argparse
@@ -79,6 +83,11 @@ def main() -> None:
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--threads", type=int, default=1)
     parser.add_argument("--benchmarks", default="encoding_speed,training_speed")
+    parser.add_argument(
+        "--reference",
+        default="SPINN-PI-NT level-wise (default)",
+        help="the model the ratio table divides by (a row name of the benchmarks)",
+    )
     parser.add_argument("--out", type=Path, default=Path("benchmarks/results/versions"))
     args = parser.parse_args()
     versions = {"old": args.old.resolve(), "new": args.new.resolve()}
@@ -116,6 +125,7 @@ def main() -> None:
                     f"| {benchmark} | {model} | {batch_size} | {old * 1e3:.1f} | "
                     f"{new * 1e3:.1f} | {new / old:.3f} |"
                 )
+    lines += ["", *ratio_table(samples, args.reference)]
     args.out.mkdir(parents=True, exist_ok=True)
     (args.out / "compare_versions.md").write_text("\n".join(lines) + "\n")
     (args.out / "compare_versions.json").write_text(
@@ -123,6 +133,35 @@ def main() -> None:
         + "\n"
     )
     print("\n".join(lines))
+
+
+def ratio_table(samples: Dict, reference: str) -> List[str]:
+    """Per benchmark, model and batch size: each version's time over ``reference``'s in the
+    same run (round), median over rounds."""
+    lines = [
+        f"Time over that of {reference} in the same run (median over rounds):",
+        "",
+        "| benchmark | model | B | old | new |",
+        "|---|---|---:|---:|---:|",
+    ]
+    for benchmark, by_model in samples.items():
+        if reference not in by_model:
+            continue
+        for model, by_batch in by_model.items():
+            if model == reference:
+                continue
+            for batch_size, by_version in by_batch.items():
+                cells = []
+                for name in ("old", "new"):
+                    times = by_version.get(name)
+                    base = by_model[reference].get(batch_size, {}).get(name)
+                    if not times or not base:
+                        cells.append("—")
+                        continue
+                    ratios = [time / ref for time, ref in zip(times, base)]
+                    cells.append(f"{statistics.median(ratios):.2f}×")
+                lines.append(f"| {benchmark} | {model} | {batch_size} | {cells[0]} | {cells[1]} |")
+    return lines
 
 
 def git_head(checkout: Path) -> str:

@@ -31,6 +31,7 @@ from common import (  # noqa: E402
     RECURSIVE,
     SPINN_COMPILED,
     SPINN_FULL,
+    SPINN_SAMPLED,
     LstmEncoder,
     TreeBatch,
     autocast_context,
@@ -53,7 +54,17 @@ from common import (  # noqa: E402
 
 from spinn_allennlp.core.spinn import Spinn  # noqa: E402
 
-ROWS = [PI_NT, PI_NT_LEVELWISE, PI, SPINN_FULL, PI_COMPILED, SPINN_COMPILED, LSTM, RECURSIVE]
+ROWS = [
+    PI_NT,
+    PI_NT_LEVELWISE,
+    PI,
+    SPINN_FULL,
+    SPINN_SAMPLED,
+    PI_COMPILED,
+    SPINN_COMPILED,
+    LSTM,
+    RECURSIVE,
+]
 LSTM_MODES = {
     "packed": "pack_padded_sequence, each sentence stops at its length",
     "padded": "all N steps on the padded batch",
@@ -108,6 +119,7 @@ def encoders(
     }
     calls[PI] = lambda: models[PI](batch.inputs, batch.mask, batch.transitions)
     calls[SPINN_FULL] = lambda: models[SPINN_FULL](batch.inputs, batch.mask, mode="predicted")
+    calls[SPINN_SAMPLED] = lambda: models[SPINN_SAMPLED](batch.inputs, batch.mask, mode="sampled")
     calls[LSTM] = lambda: models[LSTM](batch.inputs, batch.mask)
     if PI_COMPILED in models:
         calls[PI_COMPILED] = lambda: models[PI_COMPILED](
@@ -234,6 +246,7 @@ RATIOS = [
     (LSTM, SPINN_FULL),
     (PI_NT_LEVELWISE, PI),
     (PI_NT_LEVELWISE, SPINN_FULL),
+    (PI_NT_LEVELWISE, SPINN_SAMPLED),
 ]
 
 
@@ -263,7 +276,8 @@ def render(data: Dict[str, object]) -> str:
         f"median of {config['repeats']} interleaved timed runs, each after {config['warmup']} "
         f"untimed run(s) of the same model.",
         f"nn.LSTM: {LSTM_MODES[config['lstm']]}. "
-        f'Full SPINN runs mode="predicted" (its own, untrained, parser). Recursive TreeLSTM: '
+        f'Full SPINN runs mode="predicted" (its own, untrained, parser), the sampling parser '
+        f'mode="sampled" (the Sampled policy). Recursive TreeLSTM: '
         f"CPU, one node at a time, timed on min(B, {config['recursive_subset']}) sentences and "
         f"scaled to sentences / s; it matches PI-NT to "
         f"{data['checks_max_abs_diff_from_pi_nt']['recursive']:.1e}.",

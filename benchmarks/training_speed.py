@@ -35,6 +35,7 @@ from common import (  # noqa: E402
     PI_NT,
     PI_NT_LEVELWISE,
     SPINN_FULL,
+    SPINN_SAMPLED,
     LstmEncoder,
     NaiveStackSpinn,
     TreeBatch,
@@ -57,7 +58,7 @@ from common import (  # noqa: E402
 
 from spinn_allennlp.core.transitions import PAD  # noqa: E402
 
-SPEED_ROWS = [LSTM, PI_NT, PI_NT_LEVELWISE, PI, SPINN_FULL]
+SPEED_ROWS = [LSTM, PI_NT, PI_NT_LEVELWISE, PI, SPINN_FULL, SPINN_SAMPLED]
 MEMORY_ROWS = SPEED_ROWS + [NAIVE_STACK]
 
 
@@ -111,11 +112,20 @@ def loss_functions(
         )
         return out.sentence.sum() + parse_loss
 
+    def sampling_parser() -> torch.Tensor:
+        # REINFORCE's surrogate: the task loss, the log-probability of each sampled tree
+        # times a reward (a stand-in: the sentence vector's sum, no gradient), an entropy bonus.
+        out = models[SPINN_SAMPLED](x, mask, mode="sampled")
+        reward = out.sentence.detach().sum(dim=1)
+        score = (out.action_log_probs.sum(dim=1) * reward).sum()
+        return out.sentence.sum() - score - 1e-4 * out.action_entropy.sum()
+
     calls = {
         LSTM: lambda: models[LSTM](x, mask).sum(),
         PI_NT: lambda: models[PI_NT](x, mask, transitions).sentence.sum(),
         PI: lambda: models[PI](x, mask, transitions).sentence.sum(),
         SPINN_FULL: full_spinn,
+        SPINN_SAMPLED: sampling_parser,
         NAIVE_STACK: lambda: models[NAIVE_STACK](x, mask, transitions).sum(),
         PI_NT_LEVELWISE: lambda: levelwise(
             models[PI_NT_LEVELWISE], x, mask, transitions
@@ -214,6 +224,7 @@ def render(data: Dict[str, object]) -> str:
     for faster, slower in [
         (PI_NT_LEVELWISE, PI),
         (PI_NT_LEVELWISE, SPINN_FULL),
+        (PI_NT_LEVELWISE, SPINN_SAMPLED),
         (LSTM, SPINN_FULL),
     ]:
         if faster in speed and slower in speed:
@@ -260,14 +271,18 @@ def render(data: Dict[str, object]) -> str:
         f"trees; step = zero_grad + forward + backward + RMSprop step; median of "
         f"{config['repeats']} interleaved timed steps, each after {config['warmup']} untimed "
         f"step(s) of the same model. "
-        f"nn.LSTM {config['lstm']}. Full SPINN: given transitions + transition cross-entropy.",
+        f"nn.LSTM {config['lstm']}. Full SPINN: given transitions + transition cross-entropy. "
+        "Sampling parser: the full SPINN with the Sampled policy, loss = sentence vectors + "
+        "REINFORCE surrogate (log-probability of the sampled tree x a stand-in reward) - "
+        "1e-4 x entropy.",
         "Memory: "
         + (
             "peak torch.cuda.max_memory_allocated over forward + backward, minus "
             "memory allocated before the step."
             if cuda
             else "bytes saved for backward (saved_tensors_hooks, unique storages) + "
-            "thin-stack tapes; parameters, gradients and transient buffers excluded."
+            "thin-stack tapes + rows the loop layers keep for their weight gradients; "
+            "parameters, gradients and transient buffers excluded."
         )
         + " All sentences exactly N words; exponent = slope of log(memory) vs log(N).",
     ]

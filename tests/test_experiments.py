@@ -230,3 +230,24 @@ def test_the_page_inserts_sections_and_refuses_unknown_ones():
     assert page.startswith("<!-- Written by `scripts/experiments.py summarize t`")
     with pytest.raises(ValueError, match="'tabel'"):
         EXPERIMENTS.results_page("t", "<!-- insert: tabel -->\n", {"table": ""})
+
+
+def test_committed_job_lists_name_configs_that_build_with_their_overrides():
+    """scripts/jobs/*.tsv (runs prepared for later, e.g. bf16 against float32): every config
+    exists and its encoder builds with the job's overrides (a mistyped key or value fails
+    here, not hours into a queue)."""
+    from allennlp.common import Params
+    from allennlp.modules.seq2vec_encoders import Seq2VecEncoder
+
+    import spinn_allennlp.plugin  # noqa: F401  (registers the "spinn" encoder)
+
+    lists = sorted((PROJECT_ROOT / "scripts" / "jobs").glob("*.tsv"))
+    assert lists
+    for path in lists:
+        for name, config, overrides in load_script().read_jobs(path):
+            params = Params.from_file(
+                str(PROJECT_ROOT / config), params_overrides=json.dumps(overrides)
+            )
+            encoder = Seq2VecEncoder.from_params(params["model"]["encoder"])
+            expected = overrides.get("model.encoder.mixed_precision")
+            assert encoder.mixed_precision == expected, name

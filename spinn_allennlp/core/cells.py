@@ -1,10 +1,17 @@
 """The neural layers SPINN is made of (paper §3.2-3.4): buffer projection, composition
 functions, tracking LSTM and transition classifier. Each works on a batch of rows."""
 
-from typing import Dict, Optional, Tuple, Type
+from typing import Callable, Dict, Optional, Tuple, Type
 
 import torch
 from torch import nn
+
+from spinn_allennlp.core.loop_weights import LoopLinear, loop_weights
+from spinn_allennlp.core.tape import WriteOnceTape
+
+# (children, extra) -> node rows, for the steps of one pass: ``children`` (r, 2, node_dim) holds
+# each row's left and right child, ``extra`` (r, extra_dim) its extra input or None.
+LoopComposition = Callable[[torch.Tensor, Optional[torch.Tensor]], torch.Tensor]
 
 
 class BufferProjection(nn.Module):
@@ -35,7 +42,8 @@ class BufferProjection(nn.Module):
 class Composition(nn.Module):
     """What the thin stack needs of a composition function: ``forward(left, right, extra)``
     maps two children's node rows (and an optional extra input per row, e.g. the tracker's
-    state) to the parent's node row, and ``hidden(nodes)`` reads h out of node rows.
+    state) to the parent's node row, and ``hidden(nodes)`` reads h out of node rows: their
+    first ``hidden_dim`` columns.
 
     ``hidden_dim`` is D; ``node_dim`` the width of a node row (2D for [h; c], D for h only);
     ``extra_dim`` the width of the extra input (0 for none)."""
@@ -57,6 +65,15 @@ class Composition(nn.Module):
     @staticmethod
     def hidden(nodes: torch.Tensor) -> torch.Tensor:
         raise NotImplementedError
+
+    def loop(self, rows: Optional[int] = None) -> LoopComposition:
+        """The composition for the many small calls of one pass of a step loop (the thin
+        stack), as ``(children, extra) -> nodes`` with ``children[:, 0]`` the left and
+        ``children[:, 1]`` the right child; ``rows``: how many rows the pass will compose in
+        all, when known. The same function as :meth:`forward`; a composition may compute it
+        faster here (one weight-gradient product for the whole pass, fused steps). Call once
+        per pass."""
+        return lambda children, extra: self(children[:, 0], children[:, 1], extra)
 
 
 class TreeLSTMComposition(Composition):
@@ -99,6 +116,104 @@ class TreeLSTMComposition(Composition):
     @staticmethod
     def hidden(nodes: torch.Tensor) -> torch.Tensor:
         return nodes[..., : nodes.size(-1) // 2]
+
+    def loop(self, rows: Optional[int] = None) -> LoopComposition:
+        """Eq. 1-3 as one autograd function per step (:class:`_TreeLSTMStep`: the gates'
+        product, nonlinearities and cell update in forward, their derivatives written out in
+        backward), the weight gradient computed once for the whole pass (``loop_weights.py``)."""
+        linear, token = loop_weights(self.linear.weight, self.linear.bias, rows)
+
+        def compose(children: torch.Tensor, extra: Optional[torch.Tensor]) -> torch.Tensor:
+            return _TreeLSTMStep.apply(linear, token, children, extra)
+
+        return compose
+
+
+class _TreeLSTMStep(torch.autograd.Function):
+    """One TreeLSTM composition (eq. 1-3) of r rows: ``children`` (r, 2, 2D) = [left; right]
+    node rows [h; c], ``extra`` (r, E) or None -> (r, 2D) parent rows [h; c]. Saves the gate
+    activations, tanh(c) and the children; the product's input rows are kept by the
+    :class:`LoopLinear` for the pass's one weight-gradient product."""
+
+    @staticmethod
+    def forward(ctx, linear: LoopLinear, token, children, extra):
+        rows, _, width = children.shape
+        size = width // 2
+        pieces = [children[:, 0, :size], children[:, 1, :size]]
+        if extra is not None:
+            pieces.append(extra)
+        gates, place = linear.product(pieces)
+        # i, f_left, f_right, o through sigmoid, g through tanh.
+        activated = _activate(gates, 4 * size)
+        acts, tanh_g = activated[:, : 4 * size].view(rows, 4, size), activated[:, 4 * size :]
+        out = children.new_empty(rows, width)
+        c = out[:, size:]
+        # c = f_l * c_l + f_r * c_r + i * g
+        torch.mul(acts[:, 1], children[:, 0, size:], out=c)
+        c.addcmul_(acts[:, 2], children[:, 1, size:]).addcmul_(acts[:, 0], tanh_g)
+        tanh_c = _tanh(c)
+        torch.mul(acts[:, 3], tanh_c, out=out[:, :size])
+        ctx.linear, ctx.place, ctx.has_extra = linear, place, extra is not None
+        ctx.save_for_backward(acts, tanh_g, tanh_c, children)
+        return out
+
+    @staticmethod
+    def backward(ctx, grad_out):
+        acts, tanh_g, tanh_c, children = ctx.saved_tensors
+        rows, _, width = children.shape
+        size = width // 2
+        grad_h, grad_c = grad_out[:, :size], grad_out[:, size:]
+        # dL/dc, through h = o * tanh(c) and directly.
+        grad_cell = torch.ops.aten.tanh_backward(grad_h * acts[:, 3], tanh_c).add_(grad_c)
+        # Gradients of the gate pre-activations, (r, 5D): [i, f_l, f_r, o | g].
+        grads = ctx.linear.grad_rows(ctx.place, 5 * size, children)
+        sigmoid_part = grads[:, : 4 * size].view(rows, 4, size)
+        torch.mul(grad_cell, tanh_g, out=sigmoid_part[:, 0])
+        torch.mul(grad_cell.unsqueeze(1), children[:, :, size:], out=sigmoid_part[:, 1:3])
+        torch.mul(grad_h, tanh_c, out=sigmoid_part[:, 3])
+        torch.ops.aten.sigmoid_backward.grad_input(
+            grads[:, : 4 * size], acts.view(rows, 4 * size), grad_input=grads[:, : 4 * size]
+        )
+        tanh_part = grads[:, 4 * size :]
+        torch.mul(grad_cell, acts[:, 0], out=tanh_part)
+        torch.ops.aten.tanh_backward.grad_input(tanh_part, tanh_g, grad_input=tanh_part)
+        grad_inputs = ctx.linear.input_grad(grads, ctx.place)
+        grad_children = children.new_empty(children.shape)
+        grad_children[:, :, :size] = grad_inputs[:, : 2 * size].view(rows, 2, size)
+        torch.mul(grad_cell.unsqueeze(1), acts[:, 1:3], out=grad_children[:, :, size:])
+        grad_extra = grad_inputs[:, 2 * size :] if ctx.has_extra else None
+        return None, _token_grad(ctx, grad_out), grad_children, grad_extra
+
+
+def _activate(gates: torch.Tensor, start: int, stop: Optional[int] = None) -> torch.Tensor:
+    """``gates`` (rows, width) through sigmoid, columns ``start:stop`` through tanh instead,
+    in place (``gates`` is a step's own product)."""
+    if gates.device.type != "cpu":
+        tanh = torch.tanh(gates[:, start:stop])
+        gates.sigmoid_()[:, start:stop] = tanh
+        return gates
+    # On the CPU, as tanh(x) = 2 sigmoid(2x) - 1, in the same sigmoid call (see _tanh).
+    gates[:, start:stop].mul_(2)
+    gates.sigmoid_()[:, start:stop].mul_(2).sub_(1)
+    return gates
+
+
+def _tanh(values: torch.Tensor) -> torch.Tensor:
+    """tanh; on the CPU as 2 sigmoid(2x) - 1, four elementwise passes that take less than half
+    the time of torch.tanh there (torch 2.13's CPU tanh kernel: 85 us for 24k floats, sigmoid
+    15 us). Its error is absolute, not relative: sigmoid's relative error u on a value <= 1,
+    doubled, then a subtraction exact for x >= -0.55 (Sterbenz) and rounded to <= u/2 below,
+    so <= 2.5u in all (u = 2^-24 in float32), where the numbers it feeds (c and h of a
+    TreeLSTM or LSTM cell, sums of terms of size ~1) carry rounding errors of that size
+    already. float64 checks see ~1e-16."""
+    if values.device.type != "cpu":
+        return torch.tanh(values)
+    return torch.sigmoid(values * 2).mul_(2).sub_(1)
+
+
+def _token_grad(ctx, like: torch.Tensor) -> Optional[torch.Tensor]:
+    """The (empty) gradient of a step function's token, its second input (None without one)."""
+    return like.new_zeros(0) if ctx.needs_input_grad[1] else None
 
 
 class TreeRNNComposition(Composition):
@@ -170,6 +285,135 @@ class Tracker(nn.Module):
         h, c = self.cell(torch.cat(features, dim=-1), state)
         logits = self.transition_classifier(h) if self.transition_classifier is not None else None
         return (h, c), logits
+
+    def loop(self, words: torch.Tensor, rows: Optional[int] = None) -> "TrackerLoop":
+        """The tracker for one pass of a step loop over the words with h ``words``
+        (num_words, D), ``rows`` steps of all sentences in all (when known): see
+        :class:`TrackerLoop`. Call once per pass."""
+        return TrackerLoop(self, words, rows)
+
+
+class TrackerLoop:
+    """The tracker (:class:`Tracker`, the same function) for the steps of one pass.
+
+    The cell's input product splits by input: ``W [buffer top; stack top; stack second;
+    summaries] = W_buffer buffer_top + W_rest [...]``. The buffer top is always a word (or the
+    empty buffer), so ``W_buffer h + b`` is computed for every word at once, one large product
+    before the first step, and each step reads its rows (a write-once tape of those rows, so
+    their gradients add up in one table). The rest of the product, with the recurrent one
+    (``W_hh h``), and the LSTM's gates run as one autograd function per step
+    (:class:`_LSTMStep`) whose weight gradient is computed once for the pass
+    (``loop_weights.py``). A step is called with the buffer top's word index (``empty`` for an
+    empty buffer)."""
+
+    def __init__(self, tracker: Tracker, words: torch.Tensor, rows: Optional[int] = None) -> None:
+        cell = tracker.cell
+        size = words.size(1)
+        num_words = words.size(0)
+        bias = cell.bias_ih + cell.bias_hh
+        buffer_part = torch.addmm(bias, words, cell.weight_ih[:, :size].t())
+        self.buffer = WriteOnceTape(num_words + 1, buffer_part.size(1), like=words)
+        # The last row is the empty buffer's: the bias alone.
+        self.buffer.write(
+            torch.arange(num_words + 1, device=words.device),
+            torch.cat([buffer_part, bias.unsqueeze(0).to(buffer_part.dtype)]),
+        )
+        self.empty = num_words
+        # The other inputs' columns in the order a step lays them out: stack second, stack
+        # top (as the stack holds them, bottom first), summaries, previous h.
+        weight = torch.cat(
+            [
+                cell.weight_ih[:, 2 * size : 3 * size],
+                cell.weight_ih[:, size : 2 * size],
+                cell.weight_ih[:, 3 * size :],
+                cell.weight_hh,
+            ],
+            dim=1,
+        )
+        self.linear, self.token = loop_weights(weight, rows=rows)
+
+    def __call__(
+        self,
+        buffer_top: torch.Tensor,
+        stack: torch.Tensor,
+        state: Tuple[torch.Tensor, torch.Tensor],
+        summaries: Optional[torch.Tensor] = None,
+    ) -> Tuple[torch.Tensor, torch.Tensor]:
+        """One step of k sentences: ``buffer_top`` (k,) word indices, ``stack`` (k, 2, D) h of
+        the stack second and top, ``state`` (h, c), ``summaries`` (k, 2S) or None. Returns the
+        new state (h, c); the parser's logits are the tracker's ``transition_classifier(h)``,
+        left to the caller (who may score every step at once after the last)."""
+        return _LSTMStep.apply(
+            self.linear,
+            self.token,
+            self.buffer.read(buffer_top),
+            state[1],
+            stack,
+            summaries,
+            state[0],
+        )
+
+
+class _LSTMStep(torch.autograd.Function):
+    """One LSTM cell step (``nn.LSTMCell``'s gates i, f, g, o) of k rows whose input product
+    is ``added`` (k, 4T) plus the product of [stack (k, 2, D) flattened; summaries; h_prev]."""
+
+    @staticmethod
+    def forward(ctx, linear: LoopLinear, token, added, c_prev, stack, summaries, h_prev):
+        rows, _, size = stack.shape
+        pieces = [stack[:, 0], stack[:, 1]]
+        if summaries is not None:
+            pieces.append(summaries)
+        pieces.append(h_prev)
+        gates, place = linear.product(pieces, added)
+        width = h_prev.size(1)
+        acts = _activate(gates, 2 * width, 3 * width)
+        i, f, g, o = acts.view(rows, 4, width).unbind(1)
+        c = f * c_prev
+        c.addcmul_(i, g)
+        tanh_c = _tanh(c)
+        h = o * tanh_c
+        ctx.linear, ctx.place = linear, place
+        ctx.size, ctx.summary_width = size, 0 if summaries is None else summaries.size(1)
+        ctx.save_for_backward(acts, c_prev, tanh_c)
+        return h, c
+
+    @staticmethod
+    def backward(ctx, grad_h, grad_c):
+        acts, c_prev, tanh_c = ctx.saved_tensors
+        rows, width = c_prev.shape
+        i, f, g, o = acts.view(rows, 4, width).unbind(1)
+        grad_cell = torch.ops.aten.tanh_backward(grad_h * o, tanh_c).add_(grad_c)
+        grads = ctx.linear.grad_rows(ctx.place, 4 * width, acts)
+        parts = grads.view(rows, 4, width)
+        torch.mul(grad_cell, g, out=parts[:, 0])
+        torch.mul(grad_cell, c_prev, out=parts[:, 1])
+        torch.mul(grad_cell, i, out=parts[:, 2])
+        torch.mul(grad_h, tanh_c, out=parts[:, 3])
+        # Sigmoid derivatives for i and f (adjacent) and o, tanh's for g.
+        for start, stop in ((0, 2), (3, 4)):
+            part = grads[:, start * width : stop * width]
+            torch.ops.aten.sigmoid_backward.grad_input(
+                part, acts[:, start * width : stop * width], grad_input=part
+            )
+        part = grads[:, 2 * width : 3 * width]
+        torch.ops.aten.tanh_backward.grad_input(part, g, grad_input=part)
+        grad_inputs = ctx.linear.input_grad(grads, ctx.place)
+        size, summary_width = ctx.size, ctx.summary_width
+        grad_stack = grad_inputs[:, : 2 * size].view(rows, 2, size)
+        grad_summaries = (
+            grad_inputs[:, 2 * size : 2 * size + summary_width] if summary_width else None
+        )
+        grad_h_prev = grad_inputs[:, 2 * size + summary_width :]
+        return (
+            None,
+            _token_grad(ctx, grads),
+            grads,
+            grad_cell * f,
+            grad_stack,
+            grad_summaries,
+            grad_h_prev,
+        )
 
 
 class Summaries(nn.Module):

@@ -1,5 +1,7 @@
+import contextlib
+import dataclasses
 import logging
-from typing import Optional
+from typing import Dict, Optional
 
 import torch
 from allennlp.modules.seq2vec_encoders import Seq2VecEncoder
@@ -34,6 +36,20 @@ logger = logging.getLogger(__name__)
 
 # Training batches after which a parser that has received no gradient is reported.
 UNTRAINED_PARSER_BATCHES = 20
+
+# The encoder's `mixed_precision` values and the autocast dtype of each.
+MIXED_PRECISION: Dict[Optional[str], Optional[torch.dtype]] = {None: None, "bf16": torch.bfloat16}
+
+
+def _float32_outputs(output: SpinnOutput) -> SpinnOutput:
+    """``output`` with its floating-point tensors in float32 (under autocast the parser's
+    logits, and what a policy computes from them, come out in bf16)."""
+    output = dataclasses.replace(output)
+    for field in dataclasses.fields(output):
+        value = getattr(output, field.name)
+        if isinstance(value, torch.Tensor) and value.is_floating_point():
+            setattr(output, field.name, value.float())
+    return output
 
 
 @Seq2VecEncoder.register("spinn")
@@ -123,6 +139,13 @@ class SpinnEncoder(TreeEncoder):
         the encoder `transitions` trains the parser with no code of its own. (The reported
         loss does not include it.) Leave 0 when the model adds the loss itself, as `spinn_nli`
         does through `encode`.
+    mixed_precision : `str`, optional (default = `None`)
+        `"bf16"`: the encoder's passes run under `torch.autocast` with bfloat16, in training and
+        evaluation: matrix products take bf16 operands (8 significant bits) and add up in
+        float32; the tape of node states, the cells' elementwise arithmetic and every output
+        stay float32. Faster where the CPU multiplies bf16 natively (AVX512-BF16, as the
+        project's machines: see docs/speed.md) or on a GPU. A training option whose accuracy
+        against float32 is yet to be shown (docs/speed.md gives the runs that would show it).
     """
 
     def __init__(
@@ -145,8 +168,14 @@ class SpinnEncoder(TreeEncoder):
         summary_dim: int = 0,
         parser_temperature: float = 1.0,
         strength_entropy_weight: float = 0.0,
+        mixed_precision: Optional[str] = None,
     ) -> None:
         super().__init__()
+        if mixed_precision not in MIXED_PRECISION:
+            raise ValueError(
+                f"mixed_precision must be one of {[k for k in MIXED_PRECISION if k]} or null, "
+                f"got {mixed_precision!r}"
+            )
         check_options(
             input_dim,
             hidden_dim,
@@ -183,6 +212,7 @@ class SpinnEncoder(TreeEncoder):
         self.transition_loss_weight = transition_loss_weight
         self.parser_temperature = parser_temperature
         self.strength_entropy_weight = strength_entropy_weight
+        self.mixed_precision = mixed_precision
         # Whether anything trains the parser: set by a backward pass into its logits.
         self._parser_probe = GradientProbe()
         self._training_passes = 0
@@ -291,16 +321,26 @@ class SpinnEncoder(TreeEncoder):
         reduce_types: Optional[torch.Tensor],
         policy: TransitionPolicy,
     ) -> SpinnOutput:
-        return self.spinn(
-            inputs,
-            mask,
-            # Only a policy that reads given transitions gets them: the soft stack follows its
-            # own parser (given transitions only train and score it).
-            transitions if policy.follows_given or policy.needs_given else None,
-            return_nodes=return_nodes,
-            reduce_types=reduce_types if self.num_reduce_types else None,
-            policy=policy,
-        )
+        with self._autocast(inputs.device):
+            output = self.spinn(
+                inputs,
+                mask,
+                # Only a policy that reads given transitions gets them: the soft stack follows
+                # its own parser (given transitions only train and score it).
+                transitions if policy.follows_given or policy.needs_given else None,
+                return_nodes=return_nodes,
+                reduce_types=reduce_types if self.num_reduce_types else None,
+                policy=policy,
+            )
+        if self.mixed_precision is not None:
+            output = _float32_outputs(output)
+        return output
+
+    def _autocast(self, device: torch.device):
+        dtype = MIXED_PRECISION[self.mixed_precision]
+        if dtype is None:
+            return contextlib.nullcontext()
+        return torch.autocast(device.type, dtype=dtype)
 
     def forward(
         self,

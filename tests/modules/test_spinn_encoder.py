@@ -235,3 +235,67 @@ def test_balanced_trees_by_default_are_reported_once_with_the_way_to_real_trees(
     assert len(messages) == 1 and "balanced binary tree" in messages[0]
     for name in ("text_classification_transitions", "spinn_classifier", "your_own_model.md"):
         assert name in messages[0]
+
+
+@pytest.mark.parametrize(
+    "options,mode",
+    [
+        (dict(tracking_dim=6), GIVEN),
+        (dict(tracking_dim=6, predict_transitions=True), GIVEN),
+        (dict(tracking_dim=6, predict_transitions=True), PREDICTED),
+        (dict(tracking_dim=0, projection_batch_norm=True), GIVEN),
+    ],
+)
+def test_bf16_mixed_precision_option(options, mode):
+    """`mixed_precision: "bf16"` (a training option): every output float32, within the core's
+    stated bf16 tolerance (tests/core/test_mixed_precision.py: 8u (1 + |x|), u = 2^-8) of the
+    float32 encoder with the same weights, and a gradient for every parameter the float32
+    encoder trains."""
+    torch.manual_seed(0)
+    reference = SpinnEncoder(12, 12, **options).train()
+    if reference.has_parser:
+        # A decisive parser: no two logits within bf16 rounding of each other, so both
+        # encoders parse alike.
+        with torch.no_grad():
+            reference.spinn.tracker.transition_classifier.weight.mul_(30.0)
+    mixed = SpinnEncoder(12, 12, mixed_precision="bf16", **options).train()
+    mixed.load_state_dict(reference.state_dict())
+    inputs, mask, transitions = make_batch([9, 3, 14, 1], 12, random.Random(5))
+    given = transitions if mode == GIVEN else None
+    outputs = []
+    for encoder in (reference, mixed):
+        if mode == PREDICTED:
+            encoder.eval()
+        encoder.zero_grad()
+        out = encoder.encode(inputs, mask, given)
+        loss = out.sentence.pow(2).sum()
+        if out.transition_logits is not None:
+            loss = loss + out.transition_logits.sum()
+        loss.backward()
+        outputs.append(out)
+    ref, out = outputs
+    assert torch.equal(ref.transitions, out.transitions)
+    for name in ("sentence", "transition_logits"):
+        expected, value = getattr(ref, name), getattr(out, name)
+        if expected is None:
+            assert value is None
+            continue
+        assert value.dtype == torch.float32
+        expected, error = expected.detach(), (value - expected).detach().abs()
+        # Logits are dot products whose terms may cancel: their error is relative to the
+        # largest logit rather than to each.
+        size = expected.abs() if name == "sentence" else expected.abs().max()
+        assert (error <= 8 * 2**-8 * (1 + size)).all(), (name, float(error.max()))
+    for (name, p), q in zip(reference.named_parameters(), mixed.parameters()):
+        assert (p.grad is None) == (q.grad is None), name
+        if p.grad is not None:
+            assert q.grad.dtype == torch.float32 and torch.isfinite(q.grad).all(), name
+
+
+def test_mixed_precision_from_params_and_bad_values():
+    encoder = Seq2VecEncoder.from_params(
+        Params({"type": "spinn", "input_dim": 4, "hidden_dim": 3, "mixed_precision": "bf16"})
+    )
+    assert encoder.mixed_precision == "bf16"
+    with pytest.raises(ValueError, match="mixed_precision"):
+        SpinnEncoder(4, 3, mixed_precision="fp16")

@@ -10,13 +10,15 @@ the T steps. What autograd keeps is O(B * T * D).
 A step: read the buffer top and the two stack tops; let the tracker (if any) read them and the
 parser (if any) score SHIFT and REDUCE; let the policy choose; compose the sentences that
 REDUCE; push. The loop keeps the ops few: sentences run longest first, so those still running
-at step t are a prefix of the batch and every op works on a slice; the tracker's three inputs
-are one read; only the sentences that REDUCE are composed (their indices known before the loop
+at step t are a prefix of the batch and every op works on a slice; the stack's two tops are
+one read; only the sentences that REDUCE are composed (their indices known before the loop
 when the policy follows given transitions, so that GPUs need no host synchronisation inside
-the loop).
+the loop). The composition and the tracker run in their form for a whole pass
+(``Composition.loop``, ``Tracker.loop``: one autograd function per step, one weight-gradient
+product per pass, the tracker's buffer input projected once per word; docs/design.md).
 """
 
-from typing import Callable, List, Optional
+from typing import Callable, List, Optional, Tuple
 
 import torch
 
@@ -58,8 +60,15 @@ def run_thin_stack(
         counts = torch.stack([active.sum(dim=1), reduce_steps.sum(dim=1)]).tolist()
         running = counts[0]
         reducing = list(reduce_steps.nonzero()[:, 1].split(counts[1]))
+        composed = sum(counts[1])
     else:
-        running = active.sum(dim=1).tolist()
+        # Any policy's tree over n words has n - 1 REDUCEs.
+        reduces = (batch.lengths - 1).clamp(min=0).sum().view(1)
+        counts = torch.cat([active.sum(dim=1), reduces]).tolist()
+        running, composed = counts[:-1], counts[-1]
+    # The rows the composition and the tracker will see in all (their loop layers keep
+    # exactly that many for the pass's weight gradients).
+    composed = composed if sparse_compose else sum(running)
 
     base = torch.arange(batch_size, device=device) * batch.rows_per_sentence
     step_rows = base + 1 + max_tokens  # + t: the row S[t]
@@ -71,9 +80,10 @@ def run_thin_stack(
     # Row pointers per sorted sentence: the stack (Q of Algorithm 1) in columns 0..N+1, item
     # d (1 = bottom) at column d + 1 above two columns pointing at the zero row, then the
     # buffer: column N + 2 + j points at word j, or at the zero row past the last word.
-    # cursor holds, per sentence, the columns of the buffer top, stack top and stack second:
-    # [N + 2 + words shifted, depth + 1, depth]. An empty stack or buffer thus reads the zero
-    # row without a test.
+    # cursor holds, per sentence, the columns of the buffer top, stack second and stack top:
+    # [N + 2 + words shifted, depth, depth + 1] (the stack's two tops bottom first: a
+    # REDUCE's left and right child). An empty stack or buffer thus reads the zero row
+    # without a test.
     buffer_start = max_tokens + 2
     lengths = batch.lengths.index_select(0, order)
     positions = torch.arange(max_tokens + 1, device=device)
@@ -88,22 +98,23 @@ def run_thin_stack(
         ],
         dim=1,
     )
-    cursor = torch.tensor([buffer_start, 1, 0], device=device).repeat(batch_size, 1)
+    cursor = torch.tensor([buffer_start, 0, 1], device=device).repeat(batch_size, 1)
     buffer_end = buffer_start + lengths
     # How a SHIFT and a REDUCE move the cursor.
     moves = torch.tensor([[1, 1, 1], [0, -1, -1]], device=device)
 
     reader = (
-        _Tracked(parts, batch, tape, base, lengths, buffer_start)
+        _Tracked(parts, batch, tape, base, lengths, buffer_start, sum(running), policy)
         if parts.tracker is not None
         else _Untracked(tape, parts.node_dim)
     )
     record = _Record(total_steps, batch_size, base, device)
+    compose = parts.compose.loop(composed)
 
     for t in range(total_steps):
         k = running[t]
         columns = cursor[:k]
-        # The rows a SHIFT would push (buffer top) and a REDUCE compose (top, second).
+        # The rows a SHIFT would push (buffer top) and a REDUCE compose (second, top).
         read_rows = pointers[:k].gather(1, columns)
         tracker_state, logits, type_logits = reader.observe(read_rows, columns)
         step = Step(
@@ -122,37 +133,36 @@ def run_thin_stack(
             parts.type_vector(choice.types),
         )
 
-        # REDUCE: S[t] := COMPOSE(left = stack second, right = stack top).
+        # REDUCE: S[t] := COMPOSE(left = stack second, right = stack top): children[:, 0] and
+        # children[:, 1].
         new_rows = step_rows[:k] + t
         if sparse_compose:
             # Only the sentences that reduce now (a third of the rows on average).
             rows = reducing[t] if reducing is not None else is_reduce.nonzero().squeeze(1)
             if rows.numel():
-                children = reader.children(read_rows, rows)
                 tape.write(
                     new_rows.index_select(0, rows),
-                    parts.compose(
-                        children[:, 1],
-                        children[:, 0],
+                    compose(
+                        reader.children(read_rows, rows),
                         None if extra is None else extra.index_select(0, rows),
                     ),
                 )
         else:
             # All running sentences at once; rows of those that shift are written but never
             # pointed to.
-            children = reader.children(read_rows, None)
-            tape.write(new_rows, parts.compose(children[:, 1], children[:, 0], extra))
+            tape.write(new_rows, compose(reader.children(read_rows, None), extra))
 
         # Push: a SHIFT puts the buffer top above the stack top, a REDUCE puts S[t] where the
         # stack second was.
         push_rows = torch.where(is_reduce, new_rows, read_rows[:, 0])
-        slots = torch.where(is_reduce, columns[:, 2], columns[:, 1] + 1)
+        slots = torch.where(is_reduce, columns[:, 1], columns[:, 2] + 1)
         pointers[:k].scatter_(1, slots.unsqueeze(1), push_rows.unsqueeze(1))
         reader.pushed(push_rows, slots, t)
         columns += moves.index_select(0, is_reduce.long())
         record.step(t, k, choice, push_rows, logits, type_logits)
 
-    top = pointers.gather(1, cursor[:, 1:2]).squeeze(1)
+    top = pointers.gather(1, cursor[:, 2:3]).squeeze(1)
+    record.logits += reader.logits_after_loop()
     return record.output(batch, parts, policy, tape.read(top.index_select(0, rank)), active)
 
 
@@ -171,7 +181,7 @@ def _running(per_step: Optional[torch.Tensor], t: Optional[int], k: int) -> Opti
 
 def _legality(columns: torch.Tensor, buffer_end: torch.Tensor) -> Callable:
     # Fewer than two items on the stack (the stack top's column is below 3); no word left.
-    return lambda: (columns[:, 1] < 3, columns[:, 0] >= buffer_end)
+    return lambda: (columns[:, 2] < 3, columns[:, 0] >= buffer_end)
 
 
 class _Untracked:
@@ -186,20 +196,45 @@ class _Untracked:
         return None, None, None
 
     def children(self, read_rows: torch.Tensor, rows: Optional[torch.Tensor]) -> torch.Tensor:
-        """Shape (r, 2, node_dim): [stack top, stack second] of ``rows`` (all if None)."""
-        if rows is not None:
-            read_rows = read_rows.index_select(0, rows)
-        return self.tape.read(read_rows[:, 1:].flatten()).view(-1, 2, self.node_dim)
+        return _children(self.tape, read_rows, rows, self.node_dim)
 
     def pushed(self, push_rows: torch.Tensor, slots: torch.Tensor, t: int) -> None:
         pass
 
+    def logits_after_loop(self) -> List[torch.Tensor]:
+        return []
+
+
+def _first(state: Tuple[torch.Tensor, torch.Tensor], k: int):
+    """The first k rows of the tracker's state (h, c): the sentences still running; the state
+    itself while none has ended (no slice for autograd to undo)."""
+    if state[0].size(0) == k:
+        return state
+    return state[0][:k], state[1][:k]
+
+
+def _children(
+    tape: WriteOnceTape, read_rows: torch.Tensor, rows: Optional[torch.Tensor], node_dim: int
+) -> torch.Tensor:
+    """Shape (r, 2, node_dim): [stack second, stack top] (left and right child) of the running
+    sentences ``rows`` (all if None)."""
+    if rows is not None:
+        read_rows = read_rows.index_select(0, rows)
+    return tape.read(read_rows[:, 1:].flatten()).view(-1, 2, node_dim)
+
 
 class _Tracked:
-    """A model with a tracker (§3.3): every step, one read of buffer top, stack top and stack
-    second for every running sentence feeds the tracking LSTM (and the stack and buffer
-    summaries, with them), whose state scores the transitions (with a parser) and joins the
-    composition's input."""
+    """A model with a tracker (§3.3): every step, the buffer top, stack second and stack top of
+    every running sentence feed the tracking LSTM (and the stack and buffer summaries, with
+    them), whose state scores the transitions (with a parser) and joins the composition's
+    input. The tracker reads h of the stack's two tops (the first ``hidden_dim`` columns of
+    their rows); the buffer top is a word, whose share of the tracker's input product was
+    computed for every word before the first step (``cells.TrackerLoop``): a step passes its
+    index. A REDUCE reads its children's whole rows.
+
+    The parser's logits are computed at each step when the policy reads them
+    (``policy.needs_parser``), else once for every step after the last (one product instead
+    of one per step). ``steps``: the steps of all sentences in all."""
 
     def __init__(
         self,
@@ -209,15 +244,28 @@ class _Tracked:
         base: torch.Tensor,
         lengths: torch.Tensor,
         buffer_start: int,
+        steps: int,
+        policy: TransitionPolicy,
     ) -> None:
         assert parts.tracker is not None
         self.parts = parts
         self.tracker = parts.tracker
         self.tape = tape
         self.hidden = parts.compose.hidden
+        self.hidden_dim = parts.compose.hidden_dim
         self.node_dim = parts.node_dim
         self.buffer_start = buffer_start
         self.state = self.tracker.initial_state(batch.batch_size, batch.inputs)
+        self.classifier = self.tracker.transition_classifier
+        self.step_logits = policy.needs_parser
+        self.states: List[torch.Tensor] = []  # h of every step, when scored after the loop
+        # The words' tape rows (sorted blocks, mask order within a block) and, per tape row,
+        # the index of its word (the empty buffer's index for the zero rows).
+        word_rows = batch.word_rows()[batch.mask]
+        self.loop = self.tracker.loop(self.hidden(tape.read(word_rows)), steps)
+        self.word_index = torch.full(
+            (tape.data.size(0),), self.loop.empty, dtype=torch.long, device=batch.device
+        ).index_copy_(0, word_rows, torch.arange(word_rows.numel(), device=batch.device))
         self.summaries = (
             _SummaryState(
                 parts.summaries, tape, self.hidden, base, lengths, batch.total_steps, batch.inputs
@@ -225,31 +273,41 @@ class _Tracked:
             if parts.summaries is not None
             else None
         )
-        self.nodes: Optional[torch.Tensor] = None
 
     def observe(self, read_rows: torch.Tensor, columns: torch.Tensor):
         k = read_rows.size(0)
-        self.nodes = nodes = self.tape.read(read_rows.flatten()).view(k, 3, self.node_dim)
-        hidden = self.hidden
-        self.state, logits = self.tracker(
-            hidden(nodes[:, 0]),
-            hidden(nodes[:, 1]),
-            hidden(nodes[:, 2]),
-            (self.state[0][:k], self.state[1][:k]),
+        # h of [stack second, stack top].
+        stack = self.tape.read(read_rows[:, 1:].flatten(), self.hidden_dim)
+        self.state = self.loop(
+            self.word_index.index_select(0, read_rows[:, 0]),
+            stack.view(k, 2, self.hidden_dim),
+            _first(self.state, k),
             None if self.summaries is None else self.summaries.read(columns, self.buffer_start),
         )
+        logits = None
+        if self.classifier is not None:
+            if self.step_logits:
+                logits = self.classifier(self.state[0])
+            else:
+                self.states.append(self.state[0])
         classifier = self.parts.type_classifier
         type_logits = classifier(self.state[0]) if classifier is not None else None
         return self.state[0], logits, type_logits
 
     def children(self, read_rows: torch.Tensor, rows: Optional[torch.Tensor]) -> torch.Tensor:
-        assert self.nodes is not None
-        nodes = self.nodes if rows is None else self.nodes.index_select(0, rows)
-        return nodes[:, 1:]
+        return _children(self.tape, read_rows, rows, self.node_dim)
 
     def pushed(self, push_rows: torch.Tensor, slots: torch.Tensor, t: int) -> None:
         if self.summaries is not None:
             self.summaries.push(self.hidden(self.tape.read(push_rows)), slots, t)
+
+    def logits_after_loop(self) -> List[torch.Tensor]:
+        """The logits of every step not scored during the loop, in step order (as the
+        per-step logits would have been recorded)."""
+        if not self.states:
+            return []
+        assert self.classifier is not None
+        return [self.classifier(torch.cat(self.states))]
 
 
 class _Record:
@@ -376,7 +434,7 @@ class _SummaryState:
         """Shape (k, 2 * S): the summaries of the stack (stored with its top item) and of the
         buffer's rest, for the first k sorted sentences; ``columns`` is their cursor."""
         k = columns.size(0)
-        top = self.pointers[:k].gather(1, columns[:, 1:2]).squeeze(1)
+        top = self.pointers[:k].gather(1, columns[:, 2:3]).squeeze(1)
         stack = self.tape.read(top)[:, : self.summaries.summary_dim]
         shifted = (columns[:, 0] - buffer_start).view(k, 1, 1)
         buffer = self.buffer[:k].gather(1, shifted.expand(-1, -1, self.buffer.size(2))).squeeze(1)
