@@ -256,19 +256,20 @@ def read_sst_trees(
     path, a ``.gz`` path, a list of paths or the lines themselves) as benepar training trees
     (:func:`bracketing_to_tree`): the sentiment labels are dropped. Words are SST's tokens as
     they are (``-LRB-``, ``\\/``; a leaf of several words is one word joined by ``_``, as the
-    SST reader reads it). With ``dedupe`` a sentence is kept once. A malformed line raises
-    ``MalformedTreeError`` naming its line."""
+    SST reader reads it). With ``dedupe`` a sentence is kept once. A malformed line raises a
+    ``ValueError`` that names it (``train.txt.gz:12: unbalanced brackets: ...``)."""
+    named: List[Tuple[str, Iterable[str]]]
     if isinstance(sources, (str, Path)):
-        line_iters = [_open_lines(sources)]
+        named = [(Path(sources).name, _open_lines(sources))]
     elif isinstance(sources, (list, tuple)) and all(
         isinstance(s, Path) or (isinstance(s, str) and not s.lstrip().startswith("("))
         for s in sources
     ):
-        line_iters = [_open_lines(s) for s in sources]  # several files
+        named = [(Path(s).name, _open_lines(s)) for s in sources]  # several files
     else:
-        line_iters = [_open_lines(sources)]  # type: ignore[arg-type]  # the lines themselves
+        named = [("line", _open_lines(sources))]  # type: ignore[arg-type]  # the lines themselves
     trees, seen = [], set()
-    for lines in line_iters:
+    for name, lines in named:
         for number, line in enumerate(lines, 1):
             line = line.strip()
             if not line:
@@ -276,7 +277,7 @@ def read_sst_trees(
             try:
                 tree = bracketing_to_tree(parse_labeled_tree(line), label)
             except ValueError as error:
-                raise ValueError(f"line {number}: {error}") from error
+                raise ValueError(f"{name}:{number}: {error}") from error
             key = tuple(tree.leaves())
             if dedupe:
                 if key in seen:

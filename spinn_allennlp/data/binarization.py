@@ -267,7 +267,7 @@ def binarize_labeled(tree, factor: str = "head"):
     node's label and the ones inside labeled ``@`` + that label: ``(VP (@VP (VBD sat) (PP ...))
     (. .))``. Unary chains and part-of-speech nodes stay as they are, so ``binarize`` of the
     result is ``binarize`` of ``tree`` (and :func:`unbinarize` gives ``tree`` back). Nodes are
-    made with ``type(tree)`` (an ``nltk.Tree`` gives ``nltk.Tree``\ s); iterative."""
+    made with ``type(tree)`` (an ``nltk.Tree`` gives ``nltk.Tree`` nodes); iterative."""
     if factor not in FACTORINGS:
         raise ValueError(f"factor must be one of {FACTORINGS}, got {factor!r}")
     make = type(tree)
