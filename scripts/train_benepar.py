@@ -20,6 +20,7 @@ binary parses are (head-outward, "@" labels inside). The model of results/parsin
         --sst-train data/sst/train.txt.gz --binarize --dev data/snli/snli_1.0_dev.jsonl.gz \\
         --out models/benepar_snli_sst.pt --max-minutes 90 --threads 1
 
+(--sst-holdout-only: the held-out sentences are scored, none of SST is learned: a control.)
 SST's dev and test trees are never read here (dev is for scripts/evaluate_tree_sources.py).
 
 Hyperparameters: the common ones have flags; any other ChartParser hparam or TrainSettings field
@@ -61,6 +62,11 @@ def parse_args(argv=None):
         type=int,
         default=500,
         help="sentences of --sst-train held out (never trained on) for the dev checks",
+    )
+    p.add_argument(
+        "--sst-holdout-only",
+        action="store_true",
+        help="learn none of --sst-train: only score its held-out sentences (a control)",
     )
     p.add_argument(
         "--binarize",
@@ -192,6 +198,8 @@ def main(argv=None) -> int:
         chosen = set(np.random.default_rng(0).permutation(len(sst_trees))[: args.sst_holdout])
         sst_holdout = [t for i, t in enumerate(sst_trees) if i in chosen]
         sst_trees = [t for i, t in enumerate(sst_trees) if i not in chosen]
+        if args.sst_holdout_only:
+            sst_trees = []
         print(
             f"SST: {len(sst_trees)} training bracketings, {len(sst_holdout)} held out",
             flush=True,

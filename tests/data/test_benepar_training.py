@@ -8,7 +8,6 @@ import benepar
 import nltk
 import pytest
 import torch
-
 from benepar import decode_chart
 
 from spinn_allennlp.core.transitions import constituent_spans
@@ -480,3 +479,11 @@ def test_cli_learns_sst_bracketing_too(tmp_path):
     assert metrics["unlabeled"]["sst_holdout"]["sentences"] == 5
     assert "selection_score" in metrics["best_check"]
     assert benepar.Parser(str(out), language_code="en").parse(["Dogs", "bark", "."])
+    # The control: the same held-out sentences scored, none of SST learned.
+    try:
+        assert cli.main(arguments + ["--sst-holdout-only"]) == 0
+    finally:
+        torch.set_num_threads(1)
+    metrics = json.loads(out.with_suffix(".metrics.json").read_text())
+    assert metrics["sst_train_sentences"] == 0 and metrics["train_sentences"] == 40
+    assert metrics["unlabeled"]["sst_holdout"]["sentences"] == 5
