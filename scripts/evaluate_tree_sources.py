@@ -17,7 +17,15 @@ The tables and their JSON (not the trees) are kept in results/parsing/, whose re
 2. **Downstream** (``--downstream``): each archive evaluated on the test pairs with the trees
    of each source put in place of the binary parses (same words, another tree). Writes
    ``downstream.json`` / ``.md``.
-3. ``--check-binarization FILE...``: how often the head-outward binarization of SNLI's labeled
+3. **Out of domain** (``--out-of-domain``): each benepar model of ``--benepar-models`` and the
+   baselines on SNLI test (as in 1.) and on SST dev (``--sst-data``: SST's binary trees, the
+   same conventions; SST's tokens go to the tree source as they are), one row per source:
+
+       .venv/bin/python scripts/evaluate_tree_sources.py --out-of-domain \\
+           --benepar-models benepar_snli_1pct benepar_snli_sst --out results/parsing
+
+   Writes ``out_of_domain.json`` / ``.md``. SST test stays unseen: nothing here reads it.
+4. ``--check-binarization FILE...``: how often the head-outward binarization of SNLI's labeled
    parses gives exactly the corpus's binary parse (and right/left factoring, for comparison).
    Writes ``binarization.json``.
 
@@ -48,6 +56,7 @@ from spinn_allennlp.core.transitions import (
     tree_to_string,
 )
 from spinn_allennlp.data.binarization import FACTORINGS, binarize
+from spinn_allennlp.data.labeled_trees import binary_tree_steps, parse_labeled_tree
 from spinn_allennlp.data.parse_quality import ParseQuality
 from spinn_allennlp.data.tree_sources import TreeSource, TreeSourceError
 from spinn_allennlp.data.tree_sources.benepar_trees import DEFAULT_MODEL
@@ -58,6 +67,8 @@ NAMES = {
     "gold": "gold (the check: SNLI's own binary parses)",
     "spinn": "SPINN's parser (full SPINN)",
     "benepar": "benepar (ours, SNLI 1 % trees)",
+    "benepar_snli_1pct": "benepar, SNLI 1 % trees (`benepar_snli_1pct`)",
+    "benepar_snli_sst": "benepar, SNLI 1 % trees + SST train bracketing (`benepar_snli_sst`)",
     "balanced": "balanced",
     "left_branching": "left-branching",
     "right_branching": "right-branching",
@@ -87,6 +98,22 @@ def sentences_of(pairs: Sequence[Dict[str, Any]]) -> List[Tuple[Tuple[str, ...],
             tokens, transitions = parse_to_transitions(pair[parse_key])
             out.append((tuple(tokens), transitions))
     return out
+
+
+def read_sst(path: Path, limit: int = 0) -> List[Tuple[Tuple[str, ...], List[int]]]:
+    """(tokens, gold transitions) of every tree of an SST PTB-format file (binary trees; the
+    sentiment labels are not needed)."""
+    opener = gzip.open if str(path).endswith(".gz") else open
+    sentences = []
+    with opener(path, "rt", encoding="utf-8") as lines:
+        for line in lines:
+            if not line.strip():
+                continue
+            tokens, transitions, _ = binary_tree_steps(parse_labeled_tree(line.strip()))
+            sentences.append((tuple(tokens), transitions))
+            if limit and len(sentences) == limit:
+                break
+    return sentences
 
 
 def make_sources(args) -> Dict[str, TreeSource]:
@@ -206,6 +233,70 @@ def parse_quality(args, out: Path) -> Tuple[List[Dict[str, Any]], List[Tuple[str
     return pairs, distinct, trees_by_source
 
 
+def quality_of(
+    source: TreeSource, sentences: Sequence[Tuple[Tuple[str, ...], List[int]]]
+) -> Dict[str, Any]:
+    """The source's trees of the distinct sentences, scored against every sentence's gold."""
+    distinct = sorted({tokens for tokens, _ in sentences}, key=lambda t: (len(t), t))
+    index = {tokens: i for i, tokens in enumerate(distinct)}
+    trees, errors, seconds = parse_all(source, distinct)
+    quality = ParseQuality()
+    for tokens, gold in sentences:
+        quality.add(gold, trees[index[tokens]])
+    return {
+        **quality.as_dict(),
+        "distinct_sentences": len(distinct),
+        "no_tree": len(errors),
+        "first_errors": errors[:5],
+        "parse_seconds": seconds,
+    }
+
+
+def out_of_domain(args, out: Path) -> None:
+    """SNLI test and SST dev, each benepar model of --benepar-models and the baselines."""
+    pairs = read_pairs(args.data, args.limit)
+    datasets = {"snli_test": sentences_of(pairs), "sst_dev": read_sst(args.sst_data, args.limit)}
+    print(
+        ", ".join(f"{name}: {len(sentences)} sentences" for name, sentences in datasets.items()),
+        file=sys.stderr,
+    )
+    sources: Dict[str, Dict[str, Any]] = {
+        Path(model).stem: {"type": "benepar", "model": model, "batch_size": 128}
+        for model in args.benepar_models
+    }
+    for name in ("balanced", "left_branching", "right_branching"):
+        sources[name] = {"type": name}
+    rows: Dict[str, Dict[str, Any]] = {}
+    for name, params in sources.items():
+        source = TreeSource.from_params(Params(dict(params)))
+        rows[name] = {key: quality_of(source, sentences) for key, sentences in datasets.items()}
+        print(f"{name}: {json.dumps(rows[name])}", file=sys.stderr)
+    result = {
+        **environment(args),
+        "data": {"snli_test": str(args.data), "sst_dev": str(args.sst_data)},
+        "pairs": len(pairs),
+        "sentences": {name: len(sentences) for name, sentences in datasets.items()},
+        "benepar_models": list(args.benepar_models),
+        "sources": rows,
+    }
+    (out / "out_of_domain.json").write_text(json.dumps(result, indent=1) + "\n")
+    lines = [
+        "| tree source | SNLI test: bracket F1 | SNLI test: exact trees | SST dev: bracket F1 | "
+        "SST dev: sentence-mean F1 | SST dev: exact trees | SST dev: transition acc. |",
+        "|---|---:|---:|---:|---:|---:|---:|",
+    ]
+    for name, row in rows.items():
+        snli, sst = row["snli_test"], row["sst_dev"]
+        lines.append(
+            f"| {NAMES.get(name, name)} | {percent(snli['bracket_f1'])} | "
+            f"{percent(snli['exact_tree_rate'])} | {percent(sst['bracket_f1'])} | "
+            f"{percent(sst['sentence_mean_f1'])} | {percent(sst['exact_tree_rate'])} | "
+            f"{percent(sst['transition_accuracy'])} |"
+        )
+    (out / "out_of_domain.md").write_text("\n".join(lines) + "\n")
+    print("\n".join(lines))
+
+
 def downstream(
     args,
     out: Path,
@@ -299,6 +390,18 @@ def main(argv=None) -> None:
     parser.add_argument("--data", type=Path, default=ROOT / "data/snli/snli_1.0_test.jsonl.gz")
     parser.add_argument("--spinn-archive", type=Path, help="a full SPINN's model.tar.gz")
     parser.add_argument("--benepar-model", default=DEFAULT_MODEL)
+    parser.add_argument(
+        "--out-of-domain",
+        action="store_true",
+        help="SNLI test and SST dev, each of --benepar-models and the baselines",
+    )
+    parser.add_argument(
+        "--benepar-models",
+        nargs="+",
+        default=[DEFAULT_MODEL],
+        help="--out-of-domain: benepar models (names in models/ or files)",
+    )
+    parser.add_argument("--sst-data", type=Path, default=ROOT / "data/sst/dev.txt.gz")
     parser.add_argument("--downstream", type=Path, nargs="*", default=[], help="archives")
     parser.add_argument(
         "--downstream-sources",
@@ -315,6 +418,11 @@ def main(argv=None) -> None:
     args.out.mkdir(parents=True, exist_ok=True)
     if args.check_binarization is not None:
         check_binarization(args.check_binarization, args.out)
+        return
+    if args.out_of_domain:
+        start = time.perf_counter()
+        out_of_domain(args, args.out)
+        print(f"wall time {time.perf_counter() - start:.0f} s", file=sys.stderr)
         return
     if not args.spinn_archive:
         args.downstream_sources = [s for s in args.downstream_sources if s != "spinn"]

@@ -9,6 +9,20 @@ weights unless --float32) and, at the end, scored on the whole dev set after rel
 way benepar.Parser does.  Metrics go to <out without .pt>.metrics.json.  Dev sentences that
 also occur in the training data are left out of dev unless --keep-dev-overlap.
 
+With --sst-train, the model also learns the bracketing of SST's trees (binary; their
+sentiment labels are not categories, so every SST constituent gets one label, BRACKET, and SST
+words no tag), --sst-holdout of them held out for the dev checks; the best check is then picked
+by unlabeled bracket F1 of the binarized trees (the tree-source table's measure), averaged over
+SNLI dev and the held-out SST trees. --binarize makes SNLI's training trees binary as SNLI's own
+binary parses are (head-outward, "@" labels inside). The model of results/parsing:
+
+    .venv/bin/python scripts/train_benepar.py --train data/snli/snli_1.0_train_0.01.jsonl.gz \\
+        --sst-train data/sst/train.txt.gz --binarize --dev data/snli/snli_1.0_dev.jsonl.gz \\
+        --out models/benepar_snli_sst.pt --max-minutes 90 --threads 1
+
+(--sst-holdout-only: the held-out sentences are scored, none of SST is learned: a control.)
+SST's dev and test trees are never read here (dev is for scripts/evaluate_tree_sources.py).
+
 Hyperparameters: the common ones have flags; any other ChartParser hparam or TrainSettings field
 can be given as --set KEY=VALUE (see spinn_allennlp/data/benepar_training.py).
 """
@@ -24,9 +38,11 @@ import time
 from pathlib import Path
 
 import benepar  # noqa: F401  (its version goes into the metrics)
+import numpy as np
 import torch
 
 from spinn_allennlp.data import benepar_training as bt
+from spinn_allennlp.data.binarization import unbinarize
 
 
 def parse_args(argv=None):
@@ -35,6 +51,35 @@ def parse_args(argv=None):
     )
     p.add_argument("--train", nargs="+", required=True, help="SNLI JSONL(.gz) file(s)")
     p.add_argument("--dev", nargs="+", required=True, help="SNLI JSONL(.gz) file(s)")
+    p.add_argument(
+        "--sst-train",
+        nargs="+",
+        default=[],
+        help="SST PTB-format tree file(s) whose bracketing is also learned",
+    )
+    p.add_argument(
+        "--sst-holdout",
+        type=int,
+        default=500,
+        help="sentences of --sst-train held out (never trained on) for the dev checks",
+    )
+    p.add_argument(
+        "--sst-holdout-only",
+        action="store_true",
+        help="learn none of --sst-train: only score its held-out sentences (a control)",
+    )
+    p.add_argument(
+        "--binarize",
+        action="store_true",
+        help="binarize SNLI's training trees head-outward (@-labeled nodes inside)",
+    )
+    p.add_argument(
+        "--select-on",
+        choices=("labeled", "unlabeled"),
+        help="what picks the best dev check: labeled F1 on SNLI dev, or unlabeled bracket F1 "
+        "averaged over SNLI dev and the SST held-out trees (default: unlabeled with "
+        "--sst-train, else labeled)",
+    )
     p.add_argument("--out", required=True, help="model file to write (.pt)")
     p.add_argument(
         "--max-minutes",
@@ -101,6 +146,7 @@ def main(argv=None) -> int:
         max_minutes=args.max_minutes,
         max_steps=args.max_steps,
         dev_eval_size=args.dev_eval_size,
+        select_on=args.select_on or ("unlabeled" if args.sst_train else "labeled"),
     )
     named = {
         "d_model": args.d_model,
@@ -142,6 +188,23 @@ def main(argv=None) -> int:
         f"({overlap} also in train dropped)",
         flush=True,
     )
+    snli_train_sentences = len(train_trees)
+    if args.binarize:
+        train_trees = bt.binarize_trees(train_trees)
+    sst_trees, sst_holdout = [], []
+    if args.sst_train:
+        sst_trees = bt.read_sst_trees(args.sst_train)
+        # The same held-out sentences whatever --seed says.
+        chosen = set(np.random.default_rng(0).permutation(len(sst_trees))[: args.sst_holdout])
+        sst_holdout = [t for i, t in enumerate(sst_trees) if i in chosen]
+        sst_trees = [t for i, t in enumerate(sst_trees) if i not in chosen]
+        if args.sst_holdout_only:
+            sst_trees = []
+        print(
+            f"SST: {len(sst_trees)} training bracketings, {len(sst_holdout)} held out",
+            flush=True,
+        )
+        train_trees = train_trees + sst_trees
     print("hparams:", json.dumps(hparams, sort_keys=True), flush=True)
     print("settings:", json.dumps(dataclasses.asdict(settings), sort_keys=True), flush=True)
 
@@ -159,6 +222,7 @@ def main(argv=None) -> int:
         log=lambda s: print(s, flush=True),
         log_every=args.log_every,
         on_new_best=save_best,
+        bracket_dev_trees=sst_holdout,
     )
     if result.best_dev is None:  # no dev checks happened: keep the last weights
         save_best(result.parser, None)
@@ -167,12 +231,20 @@ def main(argv=None) -> int:
     t0 = time.time()
     reloaded = bt.load_parser(out)
     dev_examples = [bt.TreeExample.from_tree(t) for t in dev_trees]
-    final = bt.evaluate(reloaded, dev_examples, settings.subbatch_max_tokens)
+    predicted = bt.parse_examples(reloaded, dev_examples, settings.subbatch_max_tokens)
+    final = bt.score_trees(dev_trees, [unbinarize(tree) for tree in predicted])
+    unlabeled = {"snli_dev": bt.unlabeled_quality(dev_trees, predicted).as_dict()}
+    if sst_holdout:
+        holdout_examples = [bt.TreeExample.from_tree(t) for t in sst_holdout]
+        predicted = bt.parse_examples(reloaded, holdout_examples, settings.subbatch_max_tokens)
+        unlabeled["sst_holdout"] = bt.unlabeled_quality(sst_holdout, predicted).as_dict()
     eval_seconds = time.time() - t0
     total_seconds = time.time() - start
     size = out.stat().st_size
     params = bt.count_parameters(reloaded)
     print(f"final dev (all {len(dev_examples)} sentences, saved model): {final}")
+    for name, quality in unlabeled.items():
+        print(f"unlabeled bracket F1, {name}: {100 * quality['bracket_f1']:.2f}")
     print(
         f"dev labeled F1 {100 * final.f1:.2f}  params {params:,}  file {size / 1e6:.2f} MB  "
         f"train {result.train_seconds / 60:.1f} min  total {total_seconds / 60:.1f} min"
@@ -182,11 +254,17 @@ def main(argv=None) -> int:
         "dev": final.as_dict(),
         "dev_sentences": len(dev_examples),
         "dev_overlap_dropped": overlap,
+        "unlabeled": unlabeled,
         "best_check_dev_f1": result.best_dev.f1 if result.best_dev else None,
+        "best_check": result.best_check,
         "best_step": result.best_step,
         "steps": result.steps,
         "epochs": result.epochs,
         "train_sentences": len(train_trees),
+        "snli_train_sentences": snli_train_sentences,
+        "sst_train_sentences": len(sst_trees),
+        "sst_holdout_sentences": len(sst_holdout),
+        "binarized_snli": args.binarize,
         "parameters": params,
         "file_bytes": size,
         "float16": not args.float32,

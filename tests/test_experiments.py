@@ -251,3 +251,24 @@ def test_committed_job_lists_name_configs_that_build_with_their_overrides():
             encoder = Seq2VecEncoder.from_params(params["model"]["encoder"])
             expected = overrides.get("model.encoder.mixed_precision")
             assert encoder.mixed_precision == expected, name
+
+
+def test_the_benepar_runs_table(tmp_path):
+    """results/parsing's table of benepar training runs, from the trainer's metrics JSON: an
+    old run without unlabeled scores, a run on SST's bracketing, an unknown name last."""
+    folder = tmp_path / "benepar"
+    folder.mkdir()
+    shutil.copy(PROJECT_ROOT / "models" / "benepar_snli_1pct.metrics.json", folder)
+    new = json.loads((folder / "benepar_snli_1pct.metrics.json").read_text())
+    new.update(steps=800, epochs=2.7, train_minutes=30.2, binarized_snli=True)
+    new.update(sst_train_sentences=8034, dev={"f1": 0.8514})
+    new["unlabeled"] = {"snli_dev": {"bracket_f1": 0.872}, "sst_holdout": {"bracket_f1": 0.6458}}
+    (folder / "pilot_binarized_sst.metrics.json").write_text(json.dumps(new))
+    (folder / "zz_other.metrics.json").write_text(json.dumps(new))
+    table = EXPERIMENTS.summarize("parsing", tmp_path).sections["benepar_runs"].splitlines()
+    assert table[0].startswith("| run | SNLI trees | SST train trees | steps (epochs) |")
+    assert table[2:] == [
+        "| `pilot_binarized_sst` | binarized | 8,034 | 800 (2.7) | 30 | 85.1 | 87.2 | 64.6 |",
+        "| `benepar_snli_1pct` | n-ary | — | 2,114 (12.4) | 90 | 90.4 | — | — |",
+        "| `zz_other` | binarized | 8,034 | 800 (2.7) | 30 | 85.1 | 87.2 | 64.6 |",
+    ]

@@ -9,6 +9,19 @@ single-file format that ``benepar.Parser(path)`` and spaCy's
 
     torch.save({"config": parser.config, "state_dict": state_dict}, path)
 
+Besides SNLI's labeled trees, a model can learn from a treebank of unlabeled bracketings:
+SST's trees (:func:`read_sst_trees`) are binary, but their labels are sentiment (0-4), not
+categories, and their words have no part-of-speech tags.  Such a tree's constituents all get
+one label, :data:`BRACKET_LABEL`, and its words the tag :data:`UNKNOWN_TAG`, which takes no part
+in the tag loss (:class:`TrainableChartParser`).  SNLI's trees can be made binary the same way
+SNLI's own binary parses were (:func:`spinn_allennlp.data.binarization.binarize_labeled`, with
+``@``-labeled nodes inside), so that every training tree is a binary tree of one convention.
+
+Model selection can use the tree sources' measure instead of labeled F1 (``select_on=
+"unlabeled"``): unlabeled bracket F1 of the binarized trees (the conventions of
+``spinn_allennlp/data/parse_quality.py``), averaged over the dev sets (SNLI dev and held-out
+bracketings).
+
 ``config`` holds the ``ChartParser`` keyword arguments (``tag_vocab``, ``label_vocab``,
 ``char_vocab`` and an ``hparams`` dict).  The weights may be stored as float16: benepar's loader
 calls ``load_state_dict`` on a freshly built float32 model, and ``load_state_dict`` copies with
@@ -59,12 +72,20 @@ from benepar.parse_base import BaseInputExample
 from benepar.ptb_unescape import guess_space_after, ptb_unescape
 
 from spinn_allennlp.core.transitions import BracketCounts, bracket_counts
+from spinn_allennlp.data.binarization import binarize_labeled, binary_transitions, unbinarize
+from spinn_allennlp.data.labeled_trees import LabeledTree, parse_labeled_tree
+from spinn_allennlp.data.parse_quality import ParseQuality
 
 PARSE_FIELDS = ("sentence1_parse", "sentence2_parse")
 
 # Labels benepar's own tree preprocessing strips from the top of a tree
 # (decode_chart.collapse_unary_strip_pos); its parser always outputs a "TOP" root.
 ROOT_LABELS = frozenset({"TOP", "ROOT", "S1", "VROOT"})
+
+# The label of every constituent of an unlabeled bracketing (SST's trees), and the tag of its
+# words: the tag takes no part in the tag loss (TrainableChartParser).
+BRACKET_LABEL = "BRACKET"
+UNKNOWN_TAG = "-UNKNOWN-"
 
 # ChartParser architecture hyperparameters (every key ChartParser.__init__ reads).  The values
 # are this project's choice for a small CPU-trainable English model, not benepar's defaults.
@@ -125,7 +146,14 @@ class TrainSettings:
     max_steps: int = 0  # 0 = no limit
     subbatch_max_tokens: int = 2000  # words per forward pass (longer batches are split)
     dev_eval_size: int = 0  # sentences used for the periodic checks; 0 = all of dev
+    # What picks the best check: "labeled" (labeled F1 on dev) or "unlabeled" (unlabeled bracket
+    # F1 of the binarized trees, the mean over dev and the bracketing dev set).
+    select_on: str = "labeled"
     seed: int = 1
+
+    def __post_init__(self) -> None:
+        if self.select_on not in ("labeled", "unlabeled"):
+            raise ValueError(f"select_on must be 'labeled' or 'unlabeled', got {self.select_on!r}")
 
 
 # --------------------------------------------------------------------------------------------
@@ -198,6 +226,74 @@ def read_snli_trees(
     return trees
 
 
+def bracketing_to_tree(tree: LabeledTree, label: str = BRACKET_LABEL) -> nltk.Tree:
+    """An unlabeled bracketing (a :class:`LabeledTree` whose labels are not categories, such as
+    SST's sentiment labels) as a benepar training tree: every phrase labeled ``label``, every
+    word tagged :data:`UNKNOWN_TAG`, rooted in ``TOP``. Iterative."""
+    done: List[nltk.Tree] = []
+    pending: List[Tuple[LabeledTree, bool]] = [(tree, False)]
+    while pending:
+        node, children_done = pending.pop()
+        if node.is_leaf:
+            done.append(nltk.Tree(UNKNOWN_TAG, [node.word]))
+        elif not children_done:
+            pending.append((node, True))
+            pending.extend((child, False) for child in reversed(node.children))
+        else:
+            children = done[len(done) - len(node.children) :]
+            del done[len(done) - len(node.children) :]
+            done.append(nltk.Tree(label, children))
+    (result,) = done
+    return nltk.Tree("TOP", [result])
+
+
+def read_sst_trees(
+    sources: Union[str, Path, Iterable[str], Sequence[Union[str, Path]]],
+    label: str = BRACKET_LABEL,
+    dedupe: bool = True,
+) -> List[nltk.Tree]:
+    """The bracketings of SST's PTB-format trees (``(3 (2 It) (4 ...))``, one per line; a
+    path, a ``.gz`` path, a list of paths or the lines themselves) as benepar training trees
+    (:func:`bracketing_to_tree`): the sentiment labels are dropped. Words are SST's tokens as
+    they are (``-LRB-``, ``\\/``; a leaf of several words is one word joined by ``_``, as the
+    SST reader reads it). With ``dedupe`` a sentence is kept once. A malformed line raises a
+    ``ValueError`` that names it (``train.txt.gz:12: unbalanced brackets: ...``)."""
+    named: List[Tuple[str, Iterable[str]]]
+    if isinstance(sources, (str, Path)):
+        named = [(Path(sources).name, _open_lines(sources))]
+    elif isinstance(sources, (list, tuple)) and all(
+        isinstance(s, Path) or (isinstance(s, str) and not s.lstrip().startswith("("))
+        for s in sources
+    ):
+        named = [(Path(s).name, _open_lines(s)) for s in sources]  # several files
+    else:
+        named = [("line", _open_lines(sources))]  # type: ignore[arg-type]  # the lines themselves
+    trees, seen = [], set()
+    for name, lines in named:
+        for number, line in enumerate(lines, 1):
+            line = line.strip()
+            if not line:
+                continue
+            try:
+                tree = bracketing_to_tree(parse_labeled_tree(line), label)
+            except ValueError as error:
+                raise ValueError(f"{name}:{number}: {error}") from error
+            key = tuple(tree.leaves())
+            if dedupe:
+                if key in seen:
+                    continue
+                seen.add(key)
+            trees.append(tree)
+    return trees
+
+
+def binarize_trees(trees: Sequence[nltk.Tree]) -> List[nltk.Tree]:
+    """Each tree head-outward binarized with ``@``-labeled nodes inside
+    (:func:`~spinn_allennlp.data.binarization.binarize_labeled`): the binary tree SNLI's own
+    binary parse is, with labels."""
+    return [binarize_labeled(tree) for tree in trees]
+
+
 @dataclasses.dataclass
 class TreeExample(BaseInputExample):
     """One sentence for benepar: unescaped words, guessed spacing, optional gold tree."""
@@ -242,10 +338,11 @@ def build_vocabs(trees: Sequence[nltk.Tree]) -> Dict[str, dict]:
     ``char_vocab`` comes from ``RetokenizerForCharLSTM.build_vocab`` on the unescaped words;
     for Latin text it maps all 256 (or 512) low code points, so unseen accented letters get
     their own (untrained) id and anything else falls back to the unknown-character id 0.
-    ``tag_vocab`` maps "UNK" to 0 and the training trees' part-of-speech tags to 1..n.
+    ``tag_vocab`` maps "UNK" to 0 and the training trees' part-of-speech tags to 1..n
+    (:data:`UNKNOWN_TAG` is not one).
     """
     words = [ptb_unescape(tree.leaves()) for tree in trees]
-    tags = sorted({tag for tree in trees for _, tag in tree.pos()} - {"UNK"})
+    tags = sorted({tag for tree in trees for _, tag in tree.pos()} - {"UNK", UNKNOWN_TAG})
     return {
         "tag_vocab": {tag: i for i, tag in enumerate(["UNK"] + tags)},
         "label_vocab": decode_chart.ChartDecoder.build_vocab(trees),
@@ -253,11 +350,30 @@ def build_vocabs(trees: Sequence[nltk.Tree]) -> Dict[str, dict]:
     }
 
 
+class TrainableChartParser(parse_chart.ChartParser):
+    """benepar's ``ChartParser``, except that a word tagged :data:`UNKNOWN_TAG` (a treebank
+    without part-of-speech tags, such as SST) takes no part in the tag loss. Saved by
+    :func:`save_parser`, it is a plain ``ChartParser`` file."""
+
+    def encode(self, example):
+        if example.tree is None or self.f_tag is None:
+            return super().encode(example)
+        tags = [tag for _, tag in example.pos()]
+        if UNKNOWN_TAG not in tags:
+            return super().encode(example)
+        encoded = super().encode(example.without_tree())
+        encoded["span_labels"] = torch.tensor(self.decoder.chart_from_tree(example.tree))
+        known = [-100 if tag == UNKNOWN_TAG else self.tag_vocab[tag] for tag in tags]
+        encoded["tag_labels"] = torch.tensor([-100] + known + [-100])
+        return encoded
+
+
 def build_parser(
     vocabs: Dict[str, dict],
     hparams: Optional[Dict[str, object]] = None,
 ) -> parse_chart.ChartParser:
-    """A fresh ``ChartParser``; ``hparams`` overrides entries of :data:`DEFAULT_HPARAMS`."""
+    """A fresh :class:`TrainableChartParser`; ``hparams`` overrides entries of
+    :data:`DEFAULT_HPARAMS`."""
     merged = dict(DEFAULT_HPARAMS)
     for key, value in (hparams or {}).items():
         if key not in DEFAULT_HPARAMS:
@@ -270,7 +386,7 @@ def build_parser(
         )
     if int(merged["d_model"]) % 4 or int(merged["d_kv"]) % 2:  # type: ignore[call-overload]
         raise ValueError("d_model must be a multiple of 4 and d_kv even (partitioned halves)")
-    return parse_chart.ChartParser(
+    return TrainableChartParser(
         tag_vocab=vocabs["tag_vocab"],
         label_vocab=vocabs["label_vocab"],
         char_vocab=vocabs["char_vocab"],
@@ -431,16 +547,47 @@ def score_trees(gold: Sequence[nltk.Tree], predicted: Sequence[nltk.Tree]) -> Br
     return total
 
 
+def parse_examples(
+    parser: parse_chart.ChartParser,
+    examples: Sequence[TreeExample],
+    subbatch_max_tokens: int = 2000,
+) -> List[nltk.Tree]:
+    """The parser's trees of the examples' words (gold trees hidden)."""
+    return list(
+        parser.parse(
+            [example.without_tree() for example in examples],
+            subbatch_max_tokens=subbatch_max_tokens,
+        )
+    )
+
+
 def evaluate(
     parser: parse_chart.ChartParser,
     examples: Sequence[TreeExample],
     subbatch_max_tokens: int = 2000,
 ) -> BracketScore:
-    """Parse the examples' words (gold trees hidden) and score against the gold trees."""
-    predicted = parser.parse(
-        [example.without_tree() for example in examples], subbatch_max_tokens=subbatch_max_tokens
-    )
-    return score_trees([example.tree for example in examples], predicted)
+    """Parse the examples' words (gold trees hidden) and score against the gold trees
+    (labeled; the ``@`` nodes of a model trained on binarized trees are removed first,
+    :func:`~spinn_allennlp.data.binarization.unbinarize`)."""
+    predicted = parse_examples(parser, examples, subbatch_max_tokens)
+    return score_trees([example.tree for example in examples], [unbinarize(t) for t in predicted])
+
+
+def unlabeled_quality(gold: Sequence[nltk.Tree], predicted: Sequence[nltk.Tree]) -> ParseQuality:
+    """The tree sources' measure (``spinn_allennlp/data/parse_quality.py``): both trees
+    binarized as the benepar tree source binarizes (unary chains collapsed, head-outward), then
+    unlabeled brackets compared. For SNLI's labeled trees the gold side is SNLI's own binary
+    parse; for a binary bracketing, the bracketing."""
+    if len(gold) != len(predicted):
+        raise ValueError(f"{len(gold)} gold trees but {len(predicted)} predicted trees")
+    quality = ParseQuality()
+    for gold_tree, predicted_tree in zip(gold, predicted):
+        gold_words, gold_transitions = binary_transitions(gold_tree)
+        words, transitions = binary_transitions(predicted_tree)
+        if words != gold_words:
+            raise ValueError(f"trees have different words: {gold_words} vs {words}")
+        quality.add(gold_transitions, transitions)
+    return quality
 
 
 # --------------------------------------------------------------------------------------------
@@ -450,13 +597,14 @@ def evaluate(
 
 @dataclasses.dataclass
 class TrainResult:
-    parser: parse_chart.ChartParser  # holds the best weights (by periodic dev F1)
-    best_dev: Optional[BracketScore]
+    parser: parse_chart.ChartParser  # holds the best weights (by periodic dev checks)
+    best_dev: Optional[BracketScore]  # labeled scores on dev at the best check
     best_step: int
     steps: int
     epochs: float
     train_seconds: float
     history: List[Dict[str, float]]
+    best_check: Optional[Dict[str, float]] = None  # the history entry of the best check
 
 
 def _set_lr(optimizer: torch.optim.Optimizer, lr: float) -> None:
@@ -471,12 +619,19 @@ def train_parser(
     settings: Optional[TrainSettings] = None,
     log: Callable[[str], None] = print,
     log_every: int = 20,
-    on_new_best: Optional[Callable[[parse_chart.ChartParser, BracketScore], None]] = None,
+    on_new_best: Optional[Callable[[parse_chart.ChartParser, Optional[BracketScore]], None]] = None,
+    bracket_dev_trees: Sequence[nltk.Tree] = (),
 ) -> TrainResult:
-    """Train a ``ChartParser`` on ``train_trees``; keep the weights with the best dev F1.
+    """Train a ``ChartParser`` on ``train_trees``; keep the weights with the best dev checks.
+
+    A check parses ``dev_trees`` (labeled trees: labeled F1 and, with ``select_on=
+    "unlabeled"``, unlabeled bracket F1) and ``bracket_dev_trees`` (unlabeled bracketings, such
+    as held-out SST trees: unlabeled bracket F1 only). The score that picks the best check is
+    ``settings.select_on``'s: labeled F1 on dev, or the mean of the unlabeled bracket F1s
+    (:func:`unlabeled_quality`) of the dev sets given.
 
     Schedule: Adam (betas 0.9/0.98), linear warm-up to ``learning_rate`` over
-    ``warmup_steps``, then the LR is multiplied by ``decay_factor`` whenever the periodic dev F1
+    ``warmup_steps``, then the LR is multiplied by ``decay_factor`` whenever the check score
     has not improved for ``decay_patience`` consecutive checks.  Training stops at
     ``max_minutes`` / ``max_steps`` / ``max_epochs``, or when the LR would drop below
     ``min_learning_rate``.  Without dev trees no checks happen and the last weights are kept.
@@ -494,6 +649,10 @@ def train_parser(
             len(dev_examples), settings.dev_eval_size, replace=False
         )
         dev_examples = [dev_examples[i] for i in sorted(chosen)]
+    bracket_examples = [TreeExample.from_tree(tree) for tree in bracket_dev_trees]
+    if bracket_examples and settings.select_on != "unlabeled":
+        raise ValueError("bracketing dev trees are scored unlabeled: use select_on='unlabeled'")
+    checks = bool(dev_examples or bracket_examples)
 
     params = [p for p in parser.parameters() if p.requires_grad]
     optimizer = torch.optim.Adam(
@@ -501,7 +660,9 @@ def train_parser(
     )
     clip = settings.clip_grad_norm if settings.clip_grad_norm > 0 else math.inf
     log(
-        f"train {len(train_examples)} trees, dev checks on {len(dev_examples)} trees, "
+        f"train {len(train_examples)} trees, dev checks on {len(dev_examples)} trees"
+        + (f" and {len(bracket_examples)} bracketings" if bracket_examples else "")
+        + ", "
         f"{count_parameters(parser):,} parameters, {len(vocabs['label_vocab'])} labels, "
         f"{len(vocabs['tag_vocab'])} tags"
     )
@@ -512,6 +673,8 @@ def train_parser(
     start = time.time()
     step, best_step, bad_checks = 0, 0, 0
     best_dev: Optional[BracketScore] = None
+    best_score: Optional[float] = None
+    best_check: Optional[Dict[str, float]] = None
     best_state = None
     history: List[Dict[str, float]] = []
     stop_reason = None
@@ -521,26 +684,51 @@ def train_parser(
 
     def check() -> bool:
         """Dev check; returns False when the LR schedule says to stop."""
-        nonlocal best_dev, best_state, best_step, bad_checks, base_lr
+        nonlocal best_dev, best_state, best_step, bad_checks, base_lr, best_score, best_check
         t0 = time.time()
-        score = evaluate(parser, dev_examples, settings.subbatch_max_tokens)
-        improved = best_dev is None or score.f1 > best_dev.f1
-        history.append(
-            {
-                "step": step,
-                "epoch": step / steps_per_epoch,
-                "minutes": (time.time() - start) / 60,
-                "lr": base_lr,
-                "dev_f1": score.f1,
-                "dev_tag_accuracy": score.tag_accuracy,
-            }
-        )
+        entry: Dict[str, float] = {
+            "step": step,
+            "epoch": step / steps_per_epoch,
+            "minutes": (time.time() - start) / 60,
+            "lr": base_lr,
+        }
+        score: Optional[BracketScore] = None
+        unlabeled: List[float] = []
+        messages = []
+        if dev_examples:
+            predicted = parse_examples(parser, dev_examples, settings.subbatch_max_tokens)
+            gold = [example.tree for example in dev_examples]
+            score = score_trees(gold, [unbinarize(tree) for tree in predicted])
+            entry["dev_f1"] = score.f1
+            entry["dev_tag_accuracy"] = score.tag_accuracy
+            messages.append(str(score))
+            if settings.select_on == "unlabeled":
+                entry["dev_unlabeled_f1"] = unlabeled_quality(gold, predicted).bracket_totals.f1
+                unlabeled.append(entry["dev_unlabeled_f1"])
+                messages.append(f"unlabeled F1={100 * entry['dev_unlabeled_f1']:.2f}")
+        if bracket_examples:
+            predicted = parse_examples(parser, bracket_examples, settings.subbatch_max_tokens)
+            gold = [example.tree for example in bracket_examples]
+            entry["bracket_dev_unlabeled_f1"] = unlabeled_quality(gold, predicted).bracket_totals.f1
+            unlabeled.append(entry["bracket_dev_unlabeled_f1"])
+            messages.append(
+                f"bracketings: unlabeled F1={100 * entry['bracket_dev_unlabeled_f1']:.2f}"
+            )
+        if settings.select_on == "labeled":
+            assert score is not None
+            selection = score.f1
+        else:
+            selection = sum(unlabeled) / len(unlabeled)
+            entry["selection_score"] = selection
+        improved = best_score is None or selection > best_score
+        history.append(entry)
         log(
-            f"  dev step {step} epoch {step / steps_per_epoch:.2f}: {score} "
+            f"  dev step {step} epoch {step / steps_per_epoch:.2f}: {'; '.join(messages)} "
             f"[{time.time() - t0:.0f}s]{' *best*' if improved else ''}"
         )
         if improved:
             best_dev, best_step, bad_checks = score, step, 0
+            best_score, best_check = selection, entry
             best_state = {k: v.detach().clone() for k, v in parser.state_dict().items()}
             if on_new_best is not None:
                 on_new_best(parser, score)
@@ -585,7 +773,7 @@ def train_parser(
                     f"grad-norm {grad_norm:.2f} lr {lr:.2e} "
                     f"{(time.time() - start) / 60:.1f} min"
                 )
-            if dev_examples and step % check_every == 0 and not check():
+            if checks and step % check_every == 0 and not check():
                 stop_reason = "min_learning_rate"
                 break
             if settings.max_steps and step >= settings.max_steps:
@@ -596,7 +784,7 @@ def train_parser(
                 break
         epoch += 1
 
-    if dev_examples and (not history or history[-1]["step"] != step):
+    if checks and (not history or history[-1]["step"] != step):
         check()
     train_seconds = time.time() - start
     log(
@@ -614,4 +802,5 @@ def train_parser(
         epochs=step / steps_per_epoch,
         train_seconds=train_seconds,
         history=history,
+        best_check=best_check,
     )

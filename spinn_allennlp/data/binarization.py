@@ -121,6 +121,9 @@ NOUN_TAGS = ("NN", "NNP", "NNPS", "NNS", "NML", "NX", "POS", "JJR")
 
 FACTORINGS = ("head", "right", "left")
 
+# The label prefix of the nodes binarize_labeled adds inside a binarized node ("@VP").
+INTERMEDIATE = "@"
+
 
 def _first(labels: Sequence[str], direction: str, categories: Sequence[str]) -> int:
     """Index of the head among ``labels`` by one rule; -1 when it finds none."""
@@ -195,7 +198,11 @@ def head_child(label: str, child_labels: Sequence[str]) -> int:
 
 def _label_of(text: str) -> str:
     """The category of a label: function tags and indices removed (``NP-SBJ-1`` -> ``NP``,
-    ``NP=2`` -> ``NP``); labels that start with "-" (``-LRB-``, ``-NONE-``) kept whole."""
+    ``NP=2`` -> ``NP``); labels that start with "-" (``-LRB-``, ``-NONE-``) kept whole; an
+    intermediate node of a binarized tree is its phrase's category (``@VP`` -> ``VP``, see
+    :func:`binarize_labeled`)."""
+    if text.startswith(INTERMEDIATE) and len(text) > len(INTERMEDIATE):
+        text = text[len(INTERMEDIATE) :]
     if text.startswith("-"):
         return text
     for position, character in enumerate(text):
@@ -251,6 +258,84 @@ def _join(node, children: list, parts: List[Tree], factor: str) -> Tree:
     for left in reversed(parts[:head]):
         joined = (left, joined)
     return joined
+
+
+def binarize_labeled(tree, factor: str = "head"):
+    """The labeled binary tree of an n-ary labeled tree, the way the Stanford parser's binarizer
+    writes one: a node of three or more children, ``(VP (VBD sat) (PP ...) (. .))``, becomes
+    nested two-child nodes in the order :func:`binarize` joins them, the outermost keeping the
+    node's label and the ones inside labeled ``@`` + that label: ``(VP (@VP (VBD sat) (PP ...))
+    (. .))``. Unary chains and part-of-speech nodes stay as they are, so ``binarize`` of the
+    result is ``binarize`` of ``tree`` (and :func:`unbinarize` gives ``tree`` back). Nodes are
+    made with ``type(tree)`` (an ``nltk.Tree`` gives ``nltk.Tree`` nodes); iterative."""
+    if factor not in FACTORINGS:
+        raise ValueError(f"factor must be one of {FACTORINGS}, got {factor!r}")
+    make = type(tree)
+    done: list = []
+    pending: List[Tuple[object, bool]] = [(tree, False)]
+    while pending:
+        node, children_done = pending.pop()
+        if isinstance(node, str):
+            done.append(node)
+            continue
+        children = list(node)  # type: ignore[call-overload]
+        if not children_done:
+            pending.append((node, True))
+            pending.extend((child, False) for child in reversed(children))
+            continue
+        parts = done[len(done) - len(children) :]
+        del done[len(done) - len(children) :]
+        label = node.label()  # type: ignore[attr-defined]
+        if len(parts) <= 2:
+            done.append(make(label, parts))
+            continue
+        if factor == "right":
+            head = len(parts) - 1
+        elif factor == "left":
+            head = 0
+        else:
+            head = head_child(label, [_child_label(child) for child in children])
+        inside = INTERMEDIATE + label
+        joined = parts[head]
+        joins = len(parts) - 1
+        for right in parts[head + 1 :]:
+            joins -= 1
+            joined = make(inside if joins else label, [joined, right])
+        for left in reversed(parts[:head]):
+            joins -= 1
+            joined = make(inside if joins else label, [left, joined])
+        done.append(joined)
+    (result,) = done
+    return result
+
+
+def unbinarize(tree):
+    """``tree`` with every node labeled ``@...`` (an intermediate node of
+    :func:`binarize_labeled`) replaced by its children: the n-ary tree back. Nodes are made
+    with ``type(tree)``; a tree without such nodes comes back equal."""
+    make = type(tree)
+    done: list = []
+    pending: List[Tuple[object, bool]] = [(tree, False)]
+    while pending:
+        node, children_done = pending.pop()
+        if isinstance(node, str):
+            done.append((False, [node]))
+            continue
+        children = list(node)  # type: ignore[call-overload]
+        if not children_done:
+            pending.append((node, True))
+            pending.extend((child, False) for child in reversed(children))
+            continue
+        parts = done[len(done) - len(children) :]
+        del done[len(done) - len(children) :]
+        flat = [item for _, items in parts for item in items]
+        label = node.label()  # type: ignore[attr-defined]
+        if label.startswith(INTERMEDIATE) and node is not tree:
+            done.append((True, flat))
+        else:
+            done.append((False, [make(label, flat)]))
+    ((_, (result,)),) = done
+    return result
 
 
 def _child_label(child) -> str:

@@ -8,8 +8,12 @@ import benepar
 import nltk
 import pytest
 import torch
+from benepar import decode_chart
 
+from spinn_allennlp.core.transitions import constituent_spans
 from spinn_allennlp.data import benepar_training as bt
+from spinn_allennlp.data.binarization import binary_transitions
+from spinn_allennlp.data.labeled_trees import binary_tree_steps, parse_labeled_tree
 from spinn_allennlp.testing.benepar import tiny_benepar
 
 FIXTURE = Path(__file__).resolve().parents[2] / "fixtures" / "trees" / "snli_parses_sample.jsonl"
@@ -82,6 +86,92 @@ def test_example_unescapes_words():
     assert example.words == ["dog", "(", "pet", ")"]
     assert example.leaves() == ["dog", "-LRB-", "pet", "-RRB-"]
     assert example.without_tree().pos() == tree.pos()
+
+
+# ------------------------------------------------------------------- SST's bracketing
+
+SST_SAMPLE = FIXTURE.parents[1] / "classification" / "sst" / "sst_sample.txt"
+SST_MALFORMED = FIXTURE.parents[1] / "classification" / "sst" / "malformed.txt"
+# Three real SST train lines: -LRB-/-RRB-, an escaped slash, two words.
+SST_CASES = FIXTURE.parent / "sst_bracketing_cases.txt"
+
+
+def sst_lines():
+    return SST_SAMPLE.read_text().splitlines() + SST_CASES.read_text().splitlines()
+
+
+def test_sst_trees_keep_the_bracketing_and_lose_the_sentiment():
+    """Real SST lines: the same words and the same constituents as SST's binary tree (read as
+    the SST reader reads it), one label for every constituent, no tag."""
+    lines = sst_lines()
+    trees = bt.read_sst_trees(lines)
+    assert len(trees) == len(lines) == 31
+    for line, tree in zip(lines, trees):
+        tokens, transitions, _ = binary_tree_steps(parse_labeled_tree(line))
+        assert tree.label() == "TOP" and len(tree) == 1
+        assert tree.leaves() == tokens
+        assert {tag for _, tag in tree.pos()} == {bt.UNKNOWN_TAG}
+        spans = decode_chart.get_labeled_spans(tree)
+        assert {label for _, _, label in spans} == {bt.BRACKET_LABEL}
+        # benepar's spans are closed intervals [first, last]; ours (first, last + 1).
+        assert {(start, end + 1) for start, end, _ in spans if end > start} == set(
+            constituent_spans(transitions)
+        )
+        assert binary_transitions(tree) == (tokens, transitions)
+    first = trees[0]
+    assert str(first).startswith("(TOP\n  (BRACKET\n    (-UNKNOWN- Yet)")
+    escaped = bt.read_sst_trees(SST_CASES)
+    assert escaped[0].leaves()[:3] == ["-LRB-", "A", "-RRB-"]
+    assert bt.TreeExample.from_tree(escaped[0]).words[:3] == ["(", "A", ")"]
+    assert "drama\\/action" in escaped[1].leaves()
+    assert "drama/action" in bt.TreeExample.from_tree(escaped[1]).words
+    assert str(escaped[2]) == "(TOP (BRACKET (-UNKNOWN- Eh) (-UNKNOWN- .)))"
+
+
+def test_sst_files_gzip_dedupe_and_malformed_lines(tmp_path):
+    gz = tmp_path / "sst.txt.gz"
+    with gzip.open(gz, "wt", encoding="utf-8") as handle:
+        handle.write(SST_SAMPLE.read_text() * 2)
+    assert len(bt.read_sst_trees(gz)) == 28
+    assert len(bt.read_sst_trees(gz, dedupe=False)) == 56
+    assert len(bt.read_sst_trees([SST_SAMPLE, SST_CASES, gz])) == 31
+    assert bt.read_sst_trees(SST_CASES, label="X")[2][0].label() == "X"
+    malformed = tmp_path / "malformed.txt"
+    lines = SST_MALFORMED.read_bytes().decode("utf-8", "replace").splitlines()
+    malformed.write_text("\n".join(lines[:2]) + "\n")
+    with pytest.raises(ValueError, match="^malformed.txt:2: unbalanced brackets: "):
+        bt.read_sst_trees(malformed)
+
+
+def test_untagged_words_take_no_part_in_the_tag_loss(trees):
+    sst = bt.read_sst_trees(SST_CASES)
+    vocabs = bt.build_vocabs(trees + sst)
+    assert bt.UNKNOWN_TAG not in vocabs["tag_vocab"]
+    assert vocabs["tag_vocab"] == bt.build_vocabs(trees)["tag_vocab"]
+    assert bt.BRACKET_LABEL in vocabs["label_vocab"]
+    parser = bt.build_parser(vocabs, bt.TINY_HPARAMS)
+    snli_example = bt.TreeExample.from_tree(trees[0])
+    encoded = parser.encode(snli_example)
+    plain = super(bt.TrainableChartParser, parser).encode(snli_example)
+    assert torch.equal(encoded["tag_labels"], plain["tag_labels"])
+    assert (encoded["tag_labels"][1:-1] >= 0).all()
+    encoded = parser.encode(bt.TreeExample.from_tree(sst[0]))  # -LRB- A -RRB- mess .
+    assert (encoded["tag_labels"] == -100).all() and len(encoded["tag_labels"]) == 5 + 2
+    bracket = vocabs["label_vocab"][bt.BRACKET_LABEL]
+    chart = encoded["span_labels"]  # closed intervals [first, last]
+    assert [chart[1, 2], chart[0, 2], chart[0, 3], chart[0, 4]] == [bracket] * 4
+    assert chart[0, 1] == 0 and chart[2, 3] == 0
+    # The tag loss's weight changes the loss of an SNLI sentence, not that of an SST one.
+    parser.eval()
+
+    def loss(example, tag_loss_scale):
+        parser.tag_loss_scale = tag_loss_scale
+        ((_, subbatch),) = parser.encode_and_collate_subbatches([example], 2000)
+        return parser.compute_loss(subbatch).item()
+
+    sst_example = bt.TreeExample.from_tree(sst[0])
+    assert loss(sst_example, 0.0) == pytest.approx(loss(sst_example, 5.0), rel=1e-6)
+    assert loss(snli_example, 5.0) > loss(snli_example, 0.0) + 1e-3
 
 
 # ------------------------------------------------------------------------------ vocabulary
@@ -197,6 +287,56 @@ def test_training_learns_and_keeps_best(trained, trees):
     assert bt.evaluate(result.parser, examples).f1 > bt.evaluate(untrained, examples).f1 + 0.1
 
 
+def test_unlabeled_quality_is_the_tree_sources_measure(trees):
+    """Gold SNLI trees against themselves or their labeled binarization: all brackets match
+    (the gold side is SNLI's binary parse); SST's trees against themselves likewise."""
+    assert bt.unlabeled_quality(trees, trees).bracket_totals.f1 == 1.0
+    assert bt.unlabeled_quality(trees, bt.binarize_trees(trees)).exact == len(trees)
+    sst = bt.read_sst_trees(SST_SAMPLE)
+    assert bt.unlabeled_quality(sst, sst).bracket_totals.f1 == 1.0
+    flat = T("(TOP (BRACKET (-UNKNOWN- Eh) (-UNKNOWN- ,) (-UNKNOWN- no)))")
+    quality = bt.unlabeled_quality([bt.read_sst_trees(["(2 (2 (2 Eh) (2 ,)) (2 no))"])[0]], [flat])
+    assert quality.as_dict()["bracket_f1"] == 1.0  # unknown label: the first child heads
+    with pytest.raises(ValueError):
+        bt.unlabeled_quality(trees[:1], trees[1:2])
+
+
+def test_training_on_binarized_snli_and_sst_picks_the_best_unlabeled_check(trees):
+    sst = bt.read_sst_trees(SST_SAMPLE)
+    settings = bt.TrainSettings(
+        batch_size=8,
+        learning_rate=2e-2,
+        warmup_steps=5,
+        max_steps=24,
+        checks_per_epoch=3,
+        decay_patience=100,
+        seed=0,
+        select_on="unlabeled",
+    )
+    train = bt.binarize_trees(trees) + sst[:24]
+    result = bt.train_parser(
+        train,
+        trees,
+        hparams=bt.TINY_HPARAMS,
+        settings=settings,
+        log=lambda message: None,
+        bracket_dev_trees=sst[24:],
+    )
+    labels = result.parser.label_vocab
+    assert "@NP" in labels and "NP" in labels and bt.BRACKET_LABEL in labels
+    assert len(result.history) >= 3
+    for check in result.history:
+        both = (check["dev_unlabeled_f1"] + check["bracket_dev_unlabeled_f1"]) / 2
+        assert check["selection_score"] == pytest.approx(both)
+        assert 0.0 <= check["dev_f1"] <= 1.0
+    best = max(result.history, key=lambda check: check["selection_score"])
+    assert result.best_check == best and result.best_step == best["step"]
+    with pytest.raises(ValueError, match="select_on"):
+        bt.train_parser(train, trees, settings=bt.TrainSettings(), bracket_dev_trees=sst)
+    with pytest.raises(ValueError, match="select_on"):
+        bt.TrainSettings(select_on="both")
+
+
 def test_saved_file_format_and_float16_round_trip(trained, trees):
     result, path = trained
     data = torch.load(path, map_location="cpu")
@@ -308,7 +448,42 @@ def test_cli_writes_model_and_metrics(tmp_path):
         torch.set_num_threads(1)  # main() set it; the module fixture restores the original
     metrics = json.loads(out.with_suffix(".metrics.json").read_text())
     assert metrics["steps"] == 3 and metrics["dev_sentences"] == 40
+    assert metrics["settings"]["select_on"] == "labeled" and not metrics["binarized_snli"]
+    assert set(metrics["unlabeled"]) == {"snli_dev"} and metrics["sst_train_sentences"] == 0
     assert metrics["settings"]["batch_size"] == 16
     assert metrics["settings"]["learning_rate"] == 0.002
     assert 0.0 <= metrics["dev"]["f1"] <= 1.0 and metrics["file_bytes"] == out.stat().st_size
     assert benepar.Parser(str(out), language_code="en").parse(["Dogs", "bark"])
+
+
+def test_cli_learns_sst_bracketing_too(tmp_path):
+    import importlib.util
+
+    script = Path(__file__).resolve().parents[2] / "scripts" / "train_benepar.py"
+    spec = importlib.util.spec_from_file_location("train_benepar", script)
+    cli = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(cli)
+    out = tmp_path / "m.pt"
+    arguments = ["--train", str(FIXTURE), "--dev", str(FIXTURE), "--out", str(out), "--tiny"]
+    arguments += ["--max-steps", "4", "--threads", "1", "--keep-dev-overlap", "--binarize"]
+    arguments += ["--sst-train", str(SST_SAMPLE), str(SST_CASES), "--sst-holdout", "5"]
+    try:
+        assert cli.main(arguments + ["--set", "batch_size=16"]) == 0
+    finally:
+        torch.set_num_threads(1)
+    metrics = json.loads(out.with_suffix(".metrics.json").read_text())
+    assert metrics["settings"]["select_on"] == "unlabeled" and metrics["binarized_snli"]
+    assert metrics["snli_train_sentences"] == 40 and metrics["sst_train_sentences"] == 26
+    assert metrics["sst_holdout_sentences"] == 5 and metrics["train_sentences"] == 66
+    assert set(metrics["unlabeled"]) == {"snli_dev", "sst_holdout"}
+    assert metrics["unlabeled"]["sst_holdout"]["sentences"] == 5
+    assert "selection_score" in metrics["best_check"]
+    assert benepar.Parser(str(out), language_code="en").parse(["Dogs", "bark", "."])
+    # The control: the same held-out sentences scored, none of SST learned.
+    try:
+        assert cli.main(arguments + ["--sst-holdout-only"]) == 0
+    finally:
+        torch.set_num_threads(1)
+    metrics = json.loads(out.with_suffix(".metrics.json").read_text())
+    assert metrics["sst_train_sentences"] == 0 and metrics["train_sentences"] == 40
+    assert metrics["unlabeled"]["sst_holdout"]["sentences"] == 5

@@ -13,7 +13,13 @@ from spinn_allennlp.core.transitions import (
     transitions_to_string,
     tree_to_string,
 )
-from spinn_allennlp.data.binarization import binarize, binary_transitions, head_child
+from spinn_allennlp.data.binarization import (
+    binarize,
+    binarize_labeled,
+    binary_transitions,
+    head_child,
+    unbinarize,
+)
 from spinn_allennlp.testing import FIXTURES_ROOT, random_tree
 
 # 50 real SNLI lines (bundled dev, test and 1 % train files), each the shortest line with a node
@@ -112,3 +118,43 @@ def _labeled(tree) -> str:
     if isinstance(tree, str):
         return f"(X {tree})"
     return f"(S {_labeled(tree[0])} {_labeled(tree[1])})"
+
+
+@pytest.mark.parametrize("path", [CASES, SAMPLE], ids=lambda path: path.name)
+@pytest.mark.parametrize("factor", ["head", "right", "left"])
+def test_labeled_binarization_keeps_labels_and_comes_back(path, factor):
+    """binarize_labeled: a binary tree whose unlabeled binarization is the n-ary tree's (for the
+    head rule: SNLI's own binary parse), "@" labels only inside a binarized node, and
+    unbinarize gives the tree back."""
+    for labeled, binary in labeled_and_binary(path):
+        tree = T(labeled)
+        binary_tree = binarize_labeled(tree, factor)
+        assert binarize(binary_tree) == binarize(tree, factor)
+        if factor == "head":
+            assert binary_transitions(binary_tree) == parse_to_transitions(binary)
+        assert unbinarize(binary_tree) == tree
+        for node in binary_tree.subtrees():
+            assert len(node) <= 2
+            if node.label().startswith("@"):
+                assert node is not binary_tree and len(node) == 2
+        assert [n.label() for n in binary_tree.subtrees() if not n.label().startswith("@")] == [
+            n.label() for n in tree.subtrees()
+        ]
+
+
+def test_labeled_binarization_of_one_flat_node():
+    flat = T("(S (NP (DT The) (NN dog)) (VP (VBZ sits) (PP (IN in) (NP (NN snow))) (. .)) (. .))")
+    assert binarize_labeled(flat) == T(
+        "(S (NP (DT The) (NN dog)) (@S (VP (@VP (VBZ sits) (PP (IN in) (NP (NN snow))))"
+        " (. .)) (. .)))"
+    )
+    with pytest.raises(ValueError):
+        binarize_labeled(flat, "middle")
+    assert unbinarize(T("(NP (DT a) (NN dog))")) == T("(NP (DT a) (NN dog))")
+
+
+def test_an_intermediate_node_heads_as_its_phrase():
+    """A parser trained on binarized trees may leave an "@" node with three children."""
+    assert head_child("@VP", ["NP", "VBZ", "PP"]) == head_child("VP", ["NP", "VBZ", "PP"]) == 1
+    tree = T("(S (NP (NNS Dogs)) (@VP (ADVP (RB loudly)) (VBP bark) (NP (NNS bones))))")
+    assert binarize(tree) == ("Dogs", ("loudly", ("bark", "bones")))
