@@ -7,7 +7,8 @@ so the encoder runs, is tested and is benchmarked with torch alone.
 * ``tape`` — the write-once memory of the thin stack, with its own O(rows) backward
 * ``cells`` — buffer projection (eq. 4), TreeLSTM / TreeRNN composition, tracker (eq. 5)
 * ``parts`` — the model's layers as a runner sees them; the composition's extra input
-* ``policies`` — what decides each step's transition: given, greedy, mixed, sampled, soft
+* ``policies`` — what decides each step's transition: given, greedy, mixed, sampled, soft,
+  straight-through Gumbel
 * ``runners`` — thin stack (Algorithm 1), level-wise (PI-NT), soft stack (NSHRDLU Models 3-4)
 * ``options`` — which settings go together, checked in one place
 * ``spinn`` — ``Spinn``: builds the parts from its options, picks a runner and a policy
@@ -34,6 +35,7 @@ from spinn_allennlp.core.policies import (
     Sampled,
     SoftStrengths,
     Step,
+    StraightThroughGumbel,
     TransitionPolicy,
 )
 from spinn_allennlp.core.runners import run_levelwise, run_soft_stack, run_thin_stack
@@ -65,6 +67,7 @@ __all__ = [
     "Sampled",
     "SoftStrengths",
     "Step",
+    "StraightThroughGumbel",
     "TransitionPolicy",
     "run_levelwise",
     "run_soft_stack",

@@ -28,6 +28,7 @@ def check_options(
     transition_loss_weight: float = 0.0,
     parser_temperature: float = 1.0,
     strength_entropy_weight: float = 0.0,
+    gumbel_straight_through: bool = False,
 ) -> None:
     """Raises ValueError for settings that cannot work together, naming the one to change."""
     if input_dim < 1 or hidden_dim < 1:
@@ -63,6 +64,14 @@ def check_options(
         raise ValueError(f"parser_temperature must be positive, got {parser_temperature}")
     if strength_entropy_weight and not soft_stack:
         raise ValueError("strength_entropy_weight needs soft_stack=true (strengths to sharpen)")
+    if gumbel_straight_through:
+        if not soft_stack:
+            raise ValueError("gumbel_straight_through runs on the soft stack: set soft_stack=true")
+        if strength_entropy_weight:
+            raise ValueError(
+                "strength_entropy_weight does nothing with gumbel_straight_through (its "
+                "strengths are already 0 or 1): set it to 0"
+            )
     if not 0.0 <= self_transition_prob <= 1.0:
         raise ValueError(f"self_transition_prob must be in [0, 1], got {self_transition_prob}")
     if soft_stack and summary_dim:

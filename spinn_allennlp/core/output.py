@@ -18,6 +18,8 @@ class Mode(str, Enum):
     MIXED = "mixed"  # per step, the given transition or (with some probability) its own
     SOFT = "soft"  # a soft stack whose strengths are the parser's probabilities
     SAMPLED = "sampled"  # drawn from the parser's distribution over legal moves
+    # the soft stack with 0/1 strengths drawn by Gumbel-max, gradients of the Gumbel softmax
+    STRAIGHT_THROUGH = "straight_through"
 
     def __str__(self) -> str:
         return self.value

@@ -15,7 +15,10 @@ policy it runs, so a new way of choosing is one class:
   ``SpinnOutput.action_log_probs`` / ``action_entropy``), what a score-function (REINFORCE)
   estimator needs;
 * :class:`SoftStrengths` drives the soft stack (``runners/soft_stack.py``): instead of a
-  choice, a strength of REDUCE in [0, 1].
+  choice, a strength of REDUCE in [0, 1];
+* :class:`StraightThroughGumbel` drives the soft stack with strengths of exactly 0 or 1 (a
+  move drawn by the Gumbel-max trick, so the forward pass is a discrete stack's) whose
+  gradient is the Gumbel softmax's (Jang et al. 2017; Choi et al. 2018 for latent trees).
 
 Every policy keeps trees valid: a discrete policy either follows given transitions (checked to
 be trees before the first step) or passes its move through :meth:`Step.legal` (SHIFT when the
@@ -249,9 +252,45 @@ class SoftStrengths(TransitionPolicy):
         return f"SoftStrengths(temperature={self.temperature})"
 
 
+class StraightThroughGumbel(TransitionPolicy):
+    """Straight-through Gumbel-softmax over SHIFT/REDUCE, on the soft stack. Each step draws
+    Gumbel noise ``g`` and takes the move ``argmax(logits + g)`` (a sample of the parser's
+    softmax: the Gumbel-max trick) as a strength of exactly 0 or 1, so the soft stack moves as
+    a discrete one; the backward pass differentiates ``softmax((logits + g) / temperature)``
+    instead. The strength is ``hard + (soft - soft.detach())``: the added term is exactly 0 in
+    value (the forward stays discrete to the last bit) and carries the soft gradient. A lower
+    ``temperature`` (``parser_temperature``, annealed by the ``parser_temperature_schedule``
+    callback) makes the gradient less biased and noisier."""
+
+    mode = Mode.STRAIGHT_THROUGH
+    soft = True
+    learns_from_task = True
+
+    def __init__(self, temperature: float = 1.0) -> None:
+        if temperature <= 0:
+            raise ValueError("temperature must be positive")
+        self.temperature = temperature
+
+    def reduce_strength(self, step: Step) -> torch.Tensor:
+        assert step.logits is not None  # needs_parser
+        perturbed = step.logits + self.gumbel_noise(step.logits)
+        hard = (perturbed[:, REDUCE] > perturbed[:, SHIFT]).to(step.logits.dtype)
+        soft = torch.softmax(perturbed / self.temperature, dim=-1)[:, REDUCE]
+        return hard + (soft - soft.detach())
+
+    @staticmethod
+    def gumbel_noise(logits: torch.Tensor) -> torch.Tensor:
+        """Standard Gumbel noise shaped like ``logits``: -log(-log U), U uniform in (0, 1)."""
+        uniform = torch.rand_like(logits).clamp(min=torch.finfo(logits.dtype).tiny)
+        return -torch.log(-torch.log(uniform))
+
+    def __repr__(self) -> str:
+        return f"StraightThroughGumbel(temperature={self.temperature})"
+
+
 def policy_for_mode(mode: str, self_transition_prob: float = 0.0) -> TransitionPolicy:
     """The policy of a transition mode by name ("given", "predicted", "mixed", "soft",
-    "sampled")."""
+    "sampled", "straight_through")."""
     if mode == Mode.GIVEN:
         return Given()
     if mode == Mode.PREDICTED:
@@ -262,4 +301,6 @@ def policy_for_mode(mode: str, self_transition_prob: float = 0.0) -> TransitionP
         return SoftStrengths()
     if mode == Mode.SAMPLED:
         return Sampled()
+    if mode == Mode.STRAIGHT_THROUGH:
+        return StraightThroughGumbel()
     raise ValueError(f"unknown transition mode {mode!r}; one of {[m.value for m in Mode]}")

@@ -13,6 +13,7 @@ from spinn_allennlp.core.policies import (
     Greedy,
     Mixed,
     SoftStrengths,
+    StraightThroughGumbel,
     TransitionPolicy,
 )
 from spinn_allennlp.core.spinn import Spinn
@@ -128,6 +129,12 @@ class SpinnEncoder(TreeEncoder):
         With `soft_stack`, in training: adds this weight times the mean binary entropy of the
         strengths (over the batch's steps) to whatever loss the model backpropagates through
         the sentence vectors, pushing each step towards a clear SHIFT or REDUCE.
+    gumbel_straight_through : `bool`, optional (default = `False`)
+        With `soft_stack`, in training: straight-through Gumbel-softmax instead of soft
+        strengths (`core.policies.StraightThroughGumbel`): each step's move is drawn from the
+        parser's softmax and followed exactly (strengths 0 or 1, a discrete stack), while the
+        gradient is that of the Gumbel softmax at `parser_temperature`. Evaluation runs the
+        discrete stack on the parser's greedy moves (`soft_at_test_time` is not read).
     summary_dim : `int`, optional (default = `0`)
         With tracking: the tracker also reads LSTM summaries of the whole stack (a stack LSTM,
         as Dyer et al. 2015) and of the whole buffer, each of this size (NSHRDLU §3.1); 0 for
@@ -169,6 +176,7 @@ class SpinnEncoder(TreeEncoder):
         parser_temperature: float = 1.0,
         strength_entropy_weight: float = 0.0,
         mixed_precision: Optional[str] = None,
+        gumbel_straight_through: bool = False,
     ) -> None:
         super().__init__()
         if mixed_precision not in MIXED_PRECISION:
@@ -191,6 +199,7 @@ class SpinnEncoder(TreeEncoder):
             transition_loss_weight=transition_loss_weight,
             parser_temperature=parser_temperature,
             strength_entropy_weight=strength_entropy_weight,
+            gumbel_straight_through=gumbel_straight_through,
         )
         self.spinn = Spinn(
             input_dim=input_dim,
@@ -213,6 +222,7 @@ class SpinnEncoder(TreeEncoder):
         self.parser_temperature = parser_temperature
         self.strength_entropy_weight = strength_entropy_weight
         self.mixed_precision = mixed_precision
+        self.gumbel_straight_through = gumbel_straight_through
         # Whether anything trains the parser: set by a backward pass into its logits.
         self._parser_probe = GradientProbe()
         self._training_passes = 0
@@ -238,7 +248,9 @@ class SpinnEncoder(TreeEncoder):
         if not self.has_parser:
             return Given()  # gold, or the balanced default tree
         if self.soft_stack:
-            if self.training or self.soft_at_test_time:
+            if self.training and self.gumbel_straight_through:
+                return StraightThroughGumbel(self.parser_temperature)
+            if self.training or (self.soft_at_test_time and not self.gumbel_straight_through):
                 return SoftStrengths(self.parser_temperature)
             return Greedy()
         if not has_transitions:

@@ -9,7 +9,13 @@ from allennlp.modules.seq2vec_encoders import Seq2VecEncoder
 
 from spinn_allennlp.core import transitions as tr
 from spinn_allennlp.core.output import GIVEN, MIXED, PREDICTED
-from spinn_allennlp.core.policies import Choice, Step, TransitionPolicy
+from spinn_allennlp.core.policies import (
+    Choice,
+    Greedy,
+    Step,
+    StraightThroughGumbel,
+    TransitionPolicy,
+)
 from spinn_allennlp.core.supervision import transition_loss
 from spinn_allennlp.core.transitions import REDUCE, SHIFT
 from spinn_allennlp.modules import SpinnEncoder, TreeEncoder
@@ -299,3 +305,43 @@ def test_mixed_precision_from_params_and_bad_values():
     assert encoder.mixed_precision == "bf16"
     with pytest.raises(ValueError, match="mixed_precision"):
         SpinnEncoder(4, 3, mixed_precision="fp16")
+
+
+# --- straight-through Gumbel (tests/core/test_straight_through.py has the estimator's) -----
+
+
+def test_straight_through_gumbel_trains_and_evaluates_greedily():
+    encoder = SpinnEncoder(
+        5,
+        4,
+        tracking_dim=3,
+        predict_transitions=True,
+        soft_stack=True,
+        gumbel_straight_through=True,
+        parser_temperature=0.5,
+    )
+    encoder.train()
+    policy = encoder.policy(False)
+    assert isinstance(policy, StraightThroughGumbel) and policy.temperature == 0.5
+    inputs = torch.randn(2, 4, 5)
+    mask = torch.tensor([[True] * 4, [True, True, False, False]])
+    encoder(inputs, mask).sum().backward()
+    grad = encoder.spinn.tracker.transition_classifier.weight.grad
+    assert grad is not None and bool(grad.abs().sum() > 0)
+    encoder.eval()
+    assert isinstance(encoder.policy(False), Greedy)
+
+
+@pytest.mark.parametrize(
+    "options,setting",
+    [
+        (dict(gumbel_straight_through=True), "soft_stack"),
+        (
+            dict(soft_stack=True, gumbel_straight_through=True, strength_entropy_weight=0.1),
+            "strength_entropy_weight",
+        ),
+    ],
+)
+def test_settings_that_do_not_go_with_straight_through_gumbel_are_named(options, setting):
+    with pytest.raises(ValueError, match=setting):
+        SpinnEncoder(5, 4, tracking_dim=3, predict_transitions=True, **options)
