@@ -234,6 +234,9 @@ def train_and_test(
             cut_off = any(out.glob("training_state_e*.th"))
             command = ALLENNLP + ["train", config, "-s", str(out)]
             command.append("--recover" if cut_off else "-f")
+            # The trainer's training_duration counts its own process only: keep the time the
+            # cut-off process had trained, for wall.json.
+            before = trained_seconds(out) if cut_off else 0.0
             command += ["--include-package", "spinn_allennlp", "-o", json.dumps(overrides)]
             with LoadSampler() as load:
                 failed = subprocess.run(command, stdout=log, stderr=subprocess.STDOUT, env=env)
@@ -242,6 +245,15 @@ def train_and_test(
                 (out / "machine.json").write_text(machine + "\n")
             if failed.returncode:
                 return f"{name}: training failed (see {name}.log)"
+            if before:
+                since = duration_seconds(
+                    json.loads((out / "metrics.json").read_text())["training_duration"]
+                )
+                wall = {
+                    "train_wall_seconds": round(before + since, 1),
+                    "recovered_after_seconds": before,
+                }
+                (out / "wall.json").write_text(json.dumps(wall, indent=2) + "\n")
         if test and not (out / "test_metrics.json").exists():
             params = Params.from_file(config, json.dumps(overrides)).as_dict()
             test_path = params.get("test_data_path", test_data)
@@ -296,6 +308,16 @@ SMALL_FILES = (
 
 def read_json(path: Path) -> Optional[Dict]:
     return json.loads(path.read_text()) if path.exists() else None
+
+
+def trained_seconds(run: Path) -> float:
+    """How long a cut-off run had trained: the `training_duration` of its last epoch's metrics
+    (0 if it finished no epoch)."""
+    epochs = [int(path.stem.rsplit("_", 1)[1]) for path in run.glob("metrics_epoch_*.json")]
+    if not epochs:
+        return 0.0
+    latest = read_json(run / f"metrics_epoch_{max(epochs)}.json")
+    return duration_seconds(latest["training_duration"]) if latest else 0.0
 
 
 def duration_seconds(duration: str) -> float:

@@ -272,3 +272,39 @@ def test_the_benepar_runs_table(tmp_path):
         "| `benepar_snli_1pct` | n-ary | — | 2,114 (12.4) | 90 | 90.4 | — | — |",
         "| `zz_other` | binarized | 8,034 | 800 (2.7) | 30 | 85.1 | 87.2 | 64.6 |",
     ]
+
+
+def test_a_cut_off_run_goes_on_with_recover_and_counts_both_processes_time(
+    tmp_path, monkeypatch, capsys
+):
+    """A run folder with a checkpoint but no metrics.json (the process ended mid-training) is
+    resumed with `allennlp train --recover`, not restarted: the epochs it had finished stay
+    (their metrics files are not rewritten), and wall.json adds the cut-off process's training
+    time to the resumed one's."""
+    monkeypatch.chdir(PROJECT_ROOT)
+    monkeypatch.setenv("FIXTURES", str(FIXTURES_ROOT))
+    config = "fixtures/classification/basic_classifier_spinn.jsonnet"
+    test_data = "fixtures/classification/sst_binary_sample.jsonl"
+    jobs = tmp_path / "jobs.tsv"
+    jobs.write_text(f'tiny\t{config}\t{{"trainer.num_epochs": 2}}\n')
+    runs = tmp_path / "runs"
+    command = ["run", str(jobs), str(runs), "--threads", "1", "--test-data", test_data]
+    EXPERIMENTS.main(command)
+    run = runs / "tiny"
+    # Cut off after the first epoch: the second epoch's files and the final ones gone.
+    for name in ("metrics.json", "test_metrics.json", "metrics_epoch_1.json", "model.tar.gz"):
+        (run / name).unlink()
+    for path in run.glob("*_state_e2_*.th"):
+        path.unlink()
+    first_epoch = (run / "metrics_epoch_0.json").stat().st_mtime_ns
+    before = EXPERIMENTS.trained_seconds(run)
+    assert before > 0
+    EXPERIMENTS.main(command)
+    assert capsys.readouterr().out.splitlines()[-1].startswith("tiny: done in ")
+    assert "Recovering from prior training" in (runs / "tiny.log").read_text()
+    assert (run / "metrics_epoch_0.json").stat().st_mtime_ns == first_epoch
+    assert json.loads((run / "metrics.json").read_text())["epoch"] == 1
+    wall = json.loads((run / "wall.json").read_text())
+    assert wall["recovered_after_seconds"] == before
+    assert wall["train_wall_seconds"] > before
+    assert (run / "test_metrics.json").exists()
