@@ -189,6 +189,7 @@ LISTOPS_VARIANTS = [
     "spinn_summaries",
     "spinn_reinforce",
     "spinn_soft_annealed",
+    "spinn_gumbel",
 ]
 LISTOPS_SMALL: Dict[str, Any] = {
     "train_data_path": str(LISTOPS_SAMPLE),

@@ -96,6 +96,23 @@ def test_reinforce_samples_trees_in_training_and_parses_greedily_in_evaluation()
     assert model(**batch)["transitions_source"][0] == "predicted"
 
 
+def test_straight_through_gumbel_draws_trees_in_training_and_parses_greedily_in_evaluation():
+    """`listops_spinn_gumbel`: in training the trees are drawn (valid, a discrete stack) and
+    the label's loss alone reaches the parser; evaluation parses greedily."""
+    model, batch = model_and_batch("spinn_gumbel")
+    model.train()
+    torch.manual_seed(0)
+    output = model(**batch)
+    assert output["transitions_source"][0] == "straight_through"
+    for row, meta in zip(output["transitions"].tolist(), batch["metadata"]):
+        assert is_valid([t for t in row if t != PAD], len(meta["tokens"]))
+    output["loss"].backward()
+    classifier = model._encoder.spinn.tracker.transition_classifier
+    assert classifier.weight.grad is not None and classifier.weight.grad.abs().sum() > 0
+    model.eval()
+    assert model(**batch)["transitions_source"][0] == "predicted"
+
+
 def test_model3_adds_the_transition_loss():
     model, batch = model_and_batch("spinn_model3")
     model.train()
