@@ -10,7 +10,10 @@ import shutil
 from pathlib import Path
 
 import pytest
+from allennlp.common import Params
+from allennlp.modules.seq2vec_encoders import Seq2VecEncoder
 
+import spinn_allennlp.plugin  # noqa: F401  (registers the "spinn" encoder)
 from spinn_allennlp.testing import FIXTURES_ROOT, PROJECT_ROOT
 
 SCRIPT = PROJECT_ROOT / "scripts" / "experiments.py"
@@ -236,11 +239,6 @@ def test_committed_job_lists_name_configs_that_build_with_their_overrides():
     """scripts/jobs/*.tsv (runs prepared for later, e.g. bf16 against float32): every config
     exists and its encoder builds with the job's overrides (a mistyped key or value fails
     here, not hours into a queue)."""
-    from allennlp.common import Params
-    from allennlp.modules.seq2vec_encoders import Seq2VecEncoder
-
-    import spinn_allennlp.plugin  # noqa: F401  (registers the "spinn" encoder)
-
     lists = sorted((PROJECT_ROOT / "scripts" / "jobs").glob("*.tsv"))
     assert lists
     for path in lists:
