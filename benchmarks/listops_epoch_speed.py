@@ -70,6 +70,7 @@ def parse_args() -> argparse.Namespace:
     parser.add_argument("--batches", type=int, default=8, help="distinct batches timed")
     parser.add_argument("--threads", type=int, default=None, help="torch.set_num_threads")
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--train-data", default=None, help="instead of the config's (tests)")
     parser.add_argument("--out", type=Path, default=Path("benchmarks/results"))
     return parser.parse_args()
 
@@ -86,6 +87,8 @@ def build_trainer(name: str, args: argparse.Namespace, workdir: Path) -> Gradien
         "numpy_seed": args.seed,
         "pytorch_seed": args.seed,
     }
+    if args.train_data:
+        overrides["train_data_path"] = args.train_data
     path = CONFIGS_ROOT / "classification" / f"listops_{name}.jsonnet"
     params = Params.from_file(str(path), params_overrides=overrides)
     params["trainer"].pop("learning_rate_scheduler", None)  # steps on validation metrics
