@@ -195,7 +195,19 @@ class Mixed(TransitionPolicy):
         return f"Mixed(self_transition_prob={self.self_transition_prob})"
 
 
-class Sampled(TransitionPolicy):
+class _Tempered(TransitionPolicy):
+    """A policy that reads the parser's softmax at a temperature."""
+
+    def __init__(self, temperature: float = 1.0) -> None:
+        if temperature <= 0:
+            raise ValueError("temperature must be positive")
+        self.temperature = temperature
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}(temperature={self.temperature})"
+
+
+class Sampled(_Tempered):
     """Draws each move from the parser's softmax (at ``temperature``) over the legal moves, and
     reports the log-probability of the move drawn and the entropy of the distribution: the
     score function and the exploration bonus of REINFORCE-style training (the latent-tree
@@ -203,11 +215,6 @@ class Sampled(TransitionPolicy):
 
     mode = Mode.SAMPLED
     learns_from_task = True
-
-    def __init__(self, temperature: float = 1.0) -> None:
-        if temperature <= 0:
-            raise ValueError("temperature must be positive")
-        self.temperature = temperature
 
     def choose(self, step: Step) -> Choice:
         log_probs = step.legal_log_probs(self.temperature)
@@ -222,11 +229,8 @@ class Sampled(TransitionPolicy):
         types = step.type_logits.argmax(dim=-1) if step.type_logits is not None else None
         return Choice(action, types=types, log_prob=log_prob, entropy=entropy)
 
-    def __repr__(self) -> str:
-        return f"Sampled(temperature={self.temperature})"
 
-
-class SoftStrengths(TransitionPolicy):
+class SoftStrengths(_Tempered):
     """The soft stack's strengths (NSHRDLU Models 3 and 4): p(REDUCE) under the parser's
     softmax at ``temperature``, or, when transitions are given, their one-hot values (the soft
     stack driven by given trees, which equals the thin stack)."""
@@ -234,11 +238,6 @@ class SoftStrengths(TransitionPolicy):
     mode = Mode.SOFT
     soft = True
     learns_from_task = True
-
-    def __init__(self, temperature: float = 1.0) -> None:
-        if temperature <= 0:
-            raise ValueError("temperature must be positive")
-        self.temperature = temperature
 
     def reduce_strength(self, step: Step) -> torch.Tensor:
         assert step.logits is not None  # needs_parser
@@ -248,11 +247,8 @@ class SoftStrengths(TransitionPolicy):
             return torch.softmax(step.logits, dim=-1)[:, REDUCE]
         return torch.softmax(step.logits / self.temperature, dim=-1)[:, REDUCE]
 
-    def __repr__(self) -> str:
-        return f"SoftStrengths(temperature={self.temperature})"
 
-
-class StraightThroughGumbel(TransitionPolicy):
+class StraightThroughGumbel(_Tempered):
     """Straight-through Gumbel-softmax over SHIFT/REDUCE, on the soft stack. Each step draws
     Gumbel noise ``g`` and takes the move ``argmax(logits + g)`` (a sample of the parser's
     softmax: the Gumbel-max trick) as a strength of exactly 0 or 1, so the soft stack moves as
@@ -266,11 +262,6 @@ class StraightThroughGumbel(TransitionPolicy):
     soft = True
     learns_from_task = True
 
-    def __init__(self, temperature: float = 1.0) -> None:
-        if temperature <= 0:
-            raise ValueError("temperature must be positive")
-        self.temperature = temperature
-
     def reduce_strength(self, step: Step) -> torch.Tensor:
         assert step.logits is not None  # needs_parser
         perturbed = step.logits + self.gumbel_noise(step.logits)
@@ -283,9 +274,6 @@ class StraightThroughGumbel(TransitionPolicy):
         """Standard Gumbel noise shaped like ``logits``: -log(-log U), U uniform in (0, 1)."""
         uniform = torch.rand_like(logits).clamp(min=torch.finfo(logits.dtype).tiny)
         return -torch.log(-torch.log(uniform))
-
-    def __repr__(self) -> str:
-        return f"StraightThroughGumbel(temperature={self.temperature})"
 
 
 def policy_for_mode(mode: str, self_transition_prob: float = 0.0) -> TransitionPolicy:
