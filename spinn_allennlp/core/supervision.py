@@ -73,29 +73,30 @@ def attach_loss(tensor: torch.Tensor, loss: torch.Tensor) -> torch.Tensor:
 
 
 class GradientProbe:
-    """Records whether any gradient reached a tensor passed through :meth:`watch`: how an
-    encoder notices that nothing trains its parser."""
+    """Records whether any gradient reached a parameter passed to :meth:`watch`: how an
+    encoder notices that nothing trains its parser.
+
+    It hooks the parameter itself, so it sees every path a gradient can take to it: a
+    transition loss on the logits, REINFORCE through the log-probabilities of the moves taken,
+    or the soft stack's strengths inside the loop. The hook is removed (:meth:`release`) once
+    it has fired, so a trained model carries none.
+    """
 
     def __init__(self) -> None:
         self.reached = False
+        self._handle: Optional[torch.utils.hooks.RemovableHandle] = None
 
-    def watch(self, tensor: torch.Tensor) -> torch.Tensor:
-        """``tensor`` unchanged; a backward pass into it sets ``reached``."""
-        if not tensor.requires_grad:
-            return tensor
-        return _Probe.apply(tensor, self)
+    def watch(self, parameter: torch.Tensor) -> None:
+        if self._handle is None and not self.reached:
+            self._handle = parameter.register_hook(self._mark)
 
+    def _mark(self, grad: torch.Tensor) -> None:
+        self.reached = True
 
-class _Probe(torch.autograd.Function):
-    @staticmethod
-    def forward(ctx, tensor: torch.Tensor, probe: GradientProbe) -> torch.Tensor:
-        ctx.probe = probe
-        return tensor.view_as(tensor)
-
-    @staticmethod
-    def backward(ctx, grad: torch.Tensor):
-        ctx.probe.reached = True
-        return grad, None
+    def release(self) -> None:
+        if self._handle is not None:
+            self._handle.remove()
+            self._handle = None
 
 
 def reduce_type_loss(output: SpinnOutput, gold_types: torch.Tensor) -> torch.Tensor:

@@ -223,7 +223,7 @@ class SpinnEncoder(TreeEncoder):
         self.strength_entropy_weight = strength_entropy_weight
         self.mixed_precision = mixed_precision
         self.gumbel_straight_through = gumbel_straight_through
-        # Whether anything trains the parser: set by a backward pass into its logits.
+        # Whether anything trains the parser: set by a gradient reaching its weights.
         self._parser_probe = GradientProbe()
         self._training_passes = 0
         self._reported_default_trees = False
@@ -311,9 +311,6 @@ class SpinnEncoder(TreeEncoder):
         if self.training and transitions is None and not self.has_parser:
             self._report_default_trees()
         if self.training and output.transition_logits is not None:
-            output.transition_logits = self._parser_probe.watch(output.transition_logits)
-            if output.action_log_probs is not None:  # what REINFORCE trains through
-                output.action_log_probs = self._parser_probe.watch(output.action_log_probs)
             # On the soft stack, or sampling, the task's loss trains the parser: gold
             # transitions optional.
             self._check_parser_is_trained(
@@ -393,6 +390,10 @@ class SpinnEncoder(TreeEncoder):
         gradient has reached it after `UNTRAINED_PARSER_BATCHES` training batches: then it
         picks trees with an untrained argmax."""
         self._training_passes += 1
+        if self._training_passes == 1:
+            self._parser_probe.watch(self.spinn.tracker.transition_classifier.weight)
+        if self._parser_probe.reached or self._training_passes > UNTRAINED_PARSER_BATCHES:
+            self._parser_probe.release()  # the answer is known: no hook left on the weights
         if not has_gold and self._training_passes == 1:
             logger.warning(
                 "SpinnEncoder: predict_transitions is on but no gold transitions reach the "
@@ -408,6 +409,7 @@ class SpinnEncoder(TreeEncoder):
                 "untrained argmax. Set transition_loss_weight above 0: the model's "
                 "(spinn_nli, spinn_classifier: the paper's alpha, e.g. 3.9), or the encoder's "
                 "in a model that passes it gold transitions but knows nothing of parsers; or "
-                "add core.supervision.transition_loss in your own model.",
+                "add core.supervision.transition_loss in your own model; or let the task "
+                "train it (soft_stack, or the model's policy_gradient).",
                 UNTRAINED_PARSER_BATCHES,
             )

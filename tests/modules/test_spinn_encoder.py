@@ -12,6 +12,7 @@ from spinn_allennlp.core.output import GIVEN, MIXED, PREDICTED
 from spinn_allennlp.core.policies import (
     Choice,
     Greedy,
+    Sampled,
     Step,
     StraightThroughGumbel,
     TransitionPolicy,
@@ -169,6 +170,34 @@ def test_an_untrained_parser_is_reported_once(caplog):
         f"no gradient has reached the parser (transition classifier) in "
         f"{UNTRAINED_PARSER_BATCHES} training batches" in messages[1]
     )
+
+
+@pytest.mark.parametrize(
+    "options", [dict(soft_stack=True), dict(soft_stack=True, gumbel_straight_through=True)]
+)
+def test_a_parser_the_task_trains_through_the_stack_gets_no_warning(caplog, options):
+    """Models 4's soft stack and straight-through Gumbel train the parser inside the loop,
+    through the strengths, with no transition loss: the probe must see that gradient."""
+    caplog.set_level(logging.WARNING, logger=LOGGER)
+    encoder = SpinnEncoder(5, 4, tracking_dim=3, predict_transitions=True, **options).train()
+    inputs, mask, _ = parser_batch()
+    for _ in range(UNTRAINED_PARSER_BATCHES + 1):
+        encoder(inputs.float(), mask).sum().backward()
+    assert not [r for r in caplog.records if r.name == LOGGER]
+    weight = encoder.spinn.tracker.transition_classifier.weight
+    assert weight.grad is not None and bool(weight.grad.abs().sum() > 0)
+    assert not weight._backward_hooks  # the probe's hook is gone once it has fired
+
+
+def test_a_parser_trained_by_reinforce_gets_no_warning(caplog):
+    """Sampling: the gradient reaches the parser through the moves' log-probabilities only."""
+    caplog.set_level(logging.WARNING, logger=LOGGER)
+    encoder = SpinnEncoder(5, 4, tracking_dim=3, predict_transitions=True).train()
+    inputs, mask, _ = parser_batch()
+    for _ in range(UNTRAINED_PARSER_BATCHES + 1):
+        output = encoder.encode(inputs.float(), mask, policy=Sampled())
+        output.action_log_probs.sum().backward()
+    assert not [r for r in caplog.records if r.name == LOGGER]
 
 
 def test_gold_transitions_without_any_loss_are_reported(caplog):
