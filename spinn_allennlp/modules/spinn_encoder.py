@@ -390,8 +390,10 @@ class SpinnEncoder(TreeEncoder):
         gradient has reached it after `UNTRAINED_PARSER_BATCHES` training batches: then it
         picks trees with an untrained argmax."""
         self._training_passes += 1
-        if self._training_passes == 1:
-            self._parser_probe.watch(self.spinn.tracker.transition_classifier.weight)
+        tracker = self.spinn.tracker
+        if self._training_passes == 1 and tracker is not None:
+            assert tracker.transition_classifier is not None  # called only with a parser
+            self._parser_probe.watch(tracker.transition_classifier.weight)
         if self._parser_probe.reached or self._training_passes > UNTRAINED_PARSER_BATCHES:
             self._parser_probe.release()  # the answer is known: no hook left on the weights
         if not has_gold and self._training_passes == 1:
