@@ -482,6 +482,7 @@ LISTOPS_NAMES = {
     "spinn_model4": "Model 4 (soft stack, latent trees)",
     "spinn_reinforce": "REINFORCE parser (latent trees)",
     "spinn_soft_annealed": "soft stack, annealed (latent trees)",
+    "spinn_gumbel": "straight-through Gumbel (latent trees)",
     "spinn_summaries": "Model 1 + stack/buffer summaries",
 }
 LISTOPS_TEST = ROOT / "data" / "listops" / "test_d20s.tsv.gz"
@@ -645,6 +646,9 @@ SNLI_NAMES = {
     "spinn_model2": "Model 2: own transitions (scheduled)",
     "spinn_model3": "Model 3: soft stack, supervised",
     "spinn_model4": "Model 4: soft stack, latent trees",
+    "spinn_reinforce": "REINFORCE parser, latent trees",
+    "spinn_gumbel": "straight-through Gumbel parser, latent trees",
+    "spinn_soft_annealed": "soft stack annealed to choose, latent trees",
     "spinn_typed": "SPINN, typed REDUCE",
 }
 # Chen et al. (2017); "him" is made from the esim and tree_esim runs of the same seed.

@@ -69,5 +69,8 @@
     patience: patience,
     validation_metric: "+accuracy",
     grad_norm: 1.0,
+    // Checkpoints keep the random generators' states: `allennlp train --recover` after an
+    // interruption ends as the uninterrupted run would (docs/robustness.md).
+    callbacks: [{ type: "restore_random_state" }],
   },
 }

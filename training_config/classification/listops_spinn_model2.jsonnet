@@ -8,6 +8,6 @@ spinn + {
   trainer+: {
     callbacks: [
       { type: "self_transition_schedule", start: 0.0, end: 1.0, hold_batches: 300, ramp_batches: 1500 },
-    ],
+    ] + super.callbacks,
   },
 }

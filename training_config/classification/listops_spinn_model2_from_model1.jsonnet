@@ -10,6 +10,6 @@ spinn + {
   trainer+: {
     callbacks: [
       { type: "self_transition_schedule", start: 1.0, end: 1.0, ramp_batches: 0 },
-    ],
+    ] + super.callbacks,
   },
 }

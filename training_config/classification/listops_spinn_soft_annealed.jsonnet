@@ -12,6 +12,6 @@ model4 + {
   trainer+: {
     callbacks: [
       { type: "parser_temperature_schedule", start: 1.0, end: 0.05, ramp_batches: 12000 },
-    ],
+    ] + super.callbacks,
   },
 }

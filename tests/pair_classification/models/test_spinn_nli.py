@@ -141,7 +141,15 @@ def test_typed_reduce_reports_labeled_f1_and_trains_the_type_classifier():
 
 
 @pytest.mark.parametrize(
-    "variant", ["spinn_model2", "spinn_model3", "spinn_model4", "spinn_reinforce"]
+    "variant",
+    [
+        "spinn_model2",
+        "spinn_model3",
+        "spinn_model4",
+        "spinn_reinforce",
+        "spinn_gumbel",
+        "spinn_soft_annealed",
+    ],
 )
 def test_latent_tree_configs_train_their_parser(variant):
     """NSHRDLU Models 2-4 on SNLI (the full ModelTestCase runs their ListOps twins): a training

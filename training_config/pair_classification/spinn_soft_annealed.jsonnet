@@ -1,0 +1,16 @@
+// SNLI, the soft stack made to choose (no parse supervision): Model 4 with the strengths
+// annealed towards 0 and 1 (the parser's softmax temperature falls from 1 to 0.05 over the
+// first ~10 epochs of SNLI 1 %, and the strengths' entropy is penalised), and the discrete stack
+// on the parser's greedy choices at evaluation, so the tree it is scored with is the tree it
+// answers with. The Stanford parses only score the induced trees (bracket F1).
+local model4 = import "spinn_model4.jsonnet";
+model4 + {
+  model+: {
+    encoder+: { soft_at_test_time: false, strength_entropy_weight: 0.01 },
+  },
+  trainer+: {
+    callbacks: [
+      { type: "parser_temperature_schedule", start: 1.0, end: 0.05, ramp_batches: 1700 },
+    ] + super.callbacks,
+  },
+}
