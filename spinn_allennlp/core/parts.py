@@ -35,6 +35,9 @@ class SpinnParts:
     type_embedding: Optional[nn.Embedding] = None
     type_classifier: Optional[nn.Linear] = None
     sparse_compose: Optional[bool] = None
+    # False: the tracker's state stays out of the composition's extra input (the tracker only
+    # parses).
+    composition_reads_tracker: bool = True
 
     @property
     def node_dim(self) -> int:
@@ -60,6 +63,8 @@ class SpinnParts:
         """The composition's extra input, ``[tracker state; node input; type vector]`` with
         the absent ones left out (None when all are): the only place it is assembled, so every
         runner gives a composition the same layout its weights were trained with."""
+        if not self.composition_reads_tracker:
+            tracker_state = None
         pieces = [p for p in (tracker_state, node_input, type_vector) if p is not None]
         if not pieces:
             return None

@@ -40,6 +40,10 @@ class Spinn(nn.Module):
       shift of every gate's pre-activation). With a parser, a type classifier on the tracker's
       state predicts the type of each REDUCE; given types are followed where given transitions
       are.
+    * ``composition_reads_tracker=False`` (with tracking): the composition reads the two
+      children only, as SPINN-PI-NT's; the tracker is then the parser's own network (as the
+      separate parsers of Choi et al. 2018 and Havrylov et al. 2019), so a latent parser's
+      trees are the only route from word order to the sentence vector.
     * ``summary_dim>0`` (needs tracking): the tracker also reads LSTM summaries of the whole
       stack and of the whole buffer (NSHRDLU §3.1; ``cells.Summaries``), not only their tops.
 
@@ -65,6 +69,7 @@ class Spinn(nn.Module):
         num_reduce_types: int = 0,
         type_dim: int = 16,
         summary_dim: int = 0,
+        composition_reads_tracker: bool = True,
     ) -> None:
         super().__init__()
         check_options(
@@ -88,8 +93,10 @@ class Spinn(nn.Module):
         type_dim = type_dim if num_reduce_types else 0
         # The composition's extra input: [tracker state; node input; REDUCE type], each may be
         # absent (assembled by SpinnParts.extra_input).
+        self.composition_reads_tracker = composition_reads_tracker
+        tracker_input_dim = tracking_dim if composition_reads_tracker else 0
         self.compose = COMPOSITIONS[composition](
-            hidden_dim, extra_dim=tracking_dim + node_input_dim + type_dim
+            hidden_dim, extra_dim=tracker_input_dim + node_input_dim + type_dim
         )
         self.node_dim = self.compose.node_dim
         self.projection = (
@@ -124,6 +131,7 @@ class Spinn(nn.Module):
             type_embedding=self.type_embedding,
             type_classifier=self.type_classifier,
             sparse_compose=self.sparse_compose,
+            composition_reads_tracker=self.composition_reads_tracker,
         )
 
     def forward(

@@ -135,6 +135,12 @@ class SpinnEncoder(TreeEncoder):
         parser's softmax and followed exactly (strengths 0 or 1, a discrete stack), while the
         gradient is that of the Gumbel softmax at `parser_temperature`. Evaluation runs the
         discrete stack on the parser's greedy moves (`soft_at_test_time` is not read).
+    composition_reads_tracker : `bool`, optional (default = `True`)
+        With tracking: whether the tracker's state joins the composition's input (§3.3). False
+        makes the composition a plain TreeLSTM over the two children, and the tracker the
+        parser's own network: for a parser that learns from the task alone, the trees are then
+        the only way word order reaches the sentence vector (a tracker feeding every node can
+        carry it past any tree, right-branching ones included).
     summary_dim : `int`, optional (default = `0`)
         With tracking: the tracker also reads LSTM summaries of the whole stack (a stack LSTM,
         as Dyer et al. 2015) and of the whole buffer, each of this size (NSHRDLU §3.1); 0 for
@@ -177,6 +183,7 @@ class SpinnEncoder(TreeEncoder):
         strength_entropy_weight: float = 0.0,
         mixed_precision: Optional[str] = None,
         gumbel_straight_through: bool = False,
+        composition_reads_tracker: bool = True,
     ) -> None:
         super().__init__()
         if mixed_precision not in MIXED_PRECISION:
@@ -213,6 +220,7 @@ class SpinnEncoder(TreeEncoder):
             num_reduce_types=reduce_types,
             type_dim=type_dim,
             summary_dim=summary_dim,
+            composition_reads_tracker=composition_reads_tracker,
         )
         self.parse_at_test_time = parse_at_test_time
         self.self_transition_prob = self_transition_prob
