@@ -121,7 +121,12 @@ def agreement(runs: Dict[str, List[List[int]]]) -> Dict[str, Dict[str, float]]:
 
 
 def table(report: Dict) -> str:
+    runs = ", ".join(f"`{name}` ({Path(path).name})" for name, path in report["runs"].items())
     rows = [
+        f"Trees against the gold trees of `{report['gold']}` (unlabeled brackets, "
+        "spinn_allennlp/data/parse_quality.py), written by `scripts/tree_agreement.py`; "
+        f"predictions: {runs}.",
+        "",
         "| trees | sentences | bracket F1 | sentence-mean F1 | exact trees |",
         "|---|---:|---:|---:|---:|",
     ]
