@@ -85,6 +85,8 @@ def read_predictions(path: Path, keys: Sequence[str], gold: List[List[Tree]]) ->
     for number, (line, gold_trees) in enumerate(zip(lines, gold), 1):
         output = json.loads(line)
         for key, (gold_words, _) in zip(keys, gold_trees):
+            if key not in output:
+                raise ValueError(f"{path}:{number}: no {key!r} (it has {sorted(output)})")
             words, transitions = parse(output[key], f"{path}:{number} {key}")
             if words != gold_words:
                 raise ValueError(

@@ -1,19 +1,9 @@
 """scripts/draw_trees.py: several models' trees of the same sentences in one SVG picture."""
 
-import importlib.util
 import json
 import xml.etree.ElementTree as ET
 
-from spinn_allennlp.testing import PROJECT_ROOT
-
-SCRIPT = PROJECT_ROOT / "scripts" / "draw_trees.py"
-
-
-def load_script():
-    spec = importlib.util.spec_from_file_location("draw_trees", SCRIPT)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+from spinn_allennlp.testing import load_script
 
 
 def test_a_row_per_sentence_a_tree_per_model_captioned_with_f1(tmp_path):
@@ -22,7 +12,7 @@ def test_a_row_per_sentence_a_tree_per_model_captioned_with_f1(tmp_path):
     for name, trees in (("gold", gold), ("right", right)):
         lines = [json.dumps({"tree": tree, "label": "9"}) for tree in trees]
         (tmp_path / f"{name}.jsonl").write_text("\n".join(lines) + "\n")
-    script = load_script()
+    script = load_script("scripts/draw_trees.py")
     models = {
         name: script.read_trees(tmp_path / f"{name}.jsonl", "tree", [1, 2])
         for name in ("gold", "right")

@@ -2,7 +2,6 @@
 the baselines on SNLI lines and real SST trees, scored as the SNLI table scores (the trees'
 SHIFT/REDUCE steps against SST's own binary trees)."""
 
-import importlib.util
 import json
 
 import torch
@@ -10,24 +9,16 @@ import torch
 from spinn_allennlp.core.transitions import balanced_transitions
 from spinn_allennlp.data.labeled_trees import binary_tree_steps, parse_labeled_tree
 from spinn_allennlp.data.parse_quality import ParseQuality
-from spinn_allennlp.testing import FIXTURES_ROOT, PROJECT_ROOT
+from spinn_allennlp.testing import FIXTURES_ROOT, load_script
 from spinn_allennlp.testing.benepar import tiny_benepar
 
 SNLI = FIXTURES_ROOT / "trees" / "snli_parses_sample.jsonl"
 SST = FIXTURES_ROOT / "classification" / "sst" / "sst_sample.txt"
 
 
-def load_script():
-    script = PROJECT_ROOT / "scripts" / "evaluate_tree_sources.py"
-    spec = importlib.util.spec_from_file_location("evaluate_tree_sources", script)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
 def test_out_of_domain_table(tmp_path):
     _, model = tiny_benepar()
-    script = load_script()
+    script = load_script("scripts/evaluate_tree_sources.py")
     threads = torch.get_num_threads()
     try:
         script.main(

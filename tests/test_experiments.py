@@ -4,7 +4,6 @@ job that raises is reported while the others go on), the job lists, `collect`, a
 regenerating every committed table, summary.json and results page byte for byte from the
 committed run folders."""
 
-import importlib.util
 import json
 import shutil
 from pathlib import Path
@@ -14,21 +13,13 @@ from allennlp.common import Params
 from allennlp.modules.seq2vec_encoders import Seq2VecEncoder
 
 import spinn_allennlp.plugin  # noqa: F401  (registers the "spinn" encoder)
-from spinn_allennlp.testing import FIXTURES_ROOT, PROJECT_ROOT
+from spinn_allennlp.testing import FIXTURES_ROOT, PROJECT_ROOT, load_script
 
-SCRIPT = PROJECT_ROOT / "scripts" / "experiments.py"
 RESULTS = PROJECT_ROOT / "results"
 SNLI = "training_config/pair_classification/spinn_pi_nt.jsonnet"
 
 
-def load_script():
-    spec = importlib.util.spec_from_file_location("experiments", SCRIPT)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-EXPERIMENTS = load_script()
+EXPERIMENTS = load_script("scripts/experiments.py")
 
 
 def finished_run(runs: Path, name: str) -> None:
@@ -242,7 +233,7 @@ def test_committed_job_lists_name_configs_that_build_with_their_overrides():
     lists = sorted((PROJECT_ROOT / "scripts" / "jobs").glob("*.tsv"))
     assert lists
     for path in lists:
-        for name, config, overrides in load_script().read_jobs(path):
+        for name, config, overrides in EXPERIMENTS.read_jobs(path):
             params = Params.from_file(
                 str(PROJECT_ROOT / config), params_overrides=json.dumps(overrides)
             )

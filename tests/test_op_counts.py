@@ -2,24 +2,14 @@
 say (level-wise and thin-stack PI-NT do the same matrix products: the same function, fewer
 and larger calls; a training step does more than inference)."""
 
-import importlib.util
-
-from spinn_allennlp.testing import PROJECT_ROOT
-
-
-def load():
-    spec = importlib.util.spec_from_file_location(
-        "op_counts", PROJECT_ROOT / "benchmarks" / "op_counts.py"
-    )
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+from spinn_allennlp.testing import load_script
 
 
 def test_counts_of_every_variant(tmp_path):
-    results = load().main(["--batch-sizes", "3", "--hidden", "8", "--out", str(tmp_path)])
+    op_counts = load_script("benchmarks/op_counts.py")
+    results = op_counts.main(["--batch-sizes", "3", "--hidden", "8", "--out", str(tmp_path)])
     assert (tmp_path / "op_counts.json").exists()
-    assert set(results) == set(load().VARIANTS)
+    assert set(results) == set(op_counts.VARIANTS)
     levelwise = results["SPINN-PI-NT level-wise"]["3"]
     loop = results["SPINN-PI-NT thin-stack loop"]["3"]
     assert levelwise["encoding"]["gflop"] == loop["encoding"]["gflop"] > 0

@@ -1,6 +1,5 @@
 """scripts/tree_agreement.py: induced trees against gold, trivial trees and each other."""
 
-import importlib.util
 import json
 
 import pytest
@@ -10,19 +9,18 @@ from spinn_allennlp.core.transitions import (
     right_branching_transitions,
     transitions_to_string,
 )
-from spinn_allennlp.testing import FIXTURES_ROOT, PROJECT_ROOT
+from spinn_allennlp.testing import FIXTURES_ROOT, PROJECT_ROOT, load_script
 
-SCRIPT = PROJECT_ROOT / "scripts" / "tree_agreement.py"
 SNLI = FIXTURES_ROOT / "pair_classification" / "snli" / "snli_sample.jsonl"
 GOLD_KEYS = "sentence1_binary_parse,sentence2_binary_parse"
 KEYS = "premise_tree,hypothesis_tree"
+TREE_AGREEMENT = load_script("scripts/tree_agreement.py")
 
 
-def load_script():
-    spec = importlib.util.spec_from_file_location("tree_agreement", SCRIPT)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+def on_snli(runs, out):
+    """``tree_agreement.py`` on the SNLI sample: ``runs`` are its NAME=FILE arguments."""
+    snli = ["--gold", str(SNLI), "--gold-keys", GOLD_KEYS, "--keys", KEYS, "--out", str(out)]
+    return TREE_AGREEMENT.main([*runs, *snli])
 
 
 def snli_predictions(path, tree_of):
@@ -52,20 +50,8 @@ def right_branching(tree):
 def test_gold_scores_100_and_trivial_trees_match_their_baseline(tmp_path):
     gold = snli_predictions(tmp_path / "gold.jsonl", lambda tree: tree)
     right = snli_predictions(tmp_path / "right.jsonl", right_branching)
-    report = load_script().main(
-        [
-            f"copy/1={gold}",
-            f"copy/2={right}",
-            f"right={right}",
-            "--gold",
-            str(SNLI),
-            "--gold-keys",
-            GOLD_KEYS,
-            "--keys",
-            KEYS,
-            "--out",
-            str(tmp_path / "out" / "agreement"),
-        ]
+    report = on_snli(
+        [f"copy/1={gold}", f"copy/2={right}", f"right={right}"], tmp_path / "out" / "agreement"
     )
     scores = report["against_gold"]
     assert scores["copy/1"]["sentences"] == 60  # 30 pairs, premise and hypothesis pooled
@@ -85,10 +71,9 @@ def test_gold_scores_100_and_trivial_trees_match_their_baseline(tmp_path):
 def test_agreement_on_a_hand_computed_case():
     """Brackets other than the whole sentence: {(0,2), (2,4)} against {(1,4), (2,4)}: one
     matched of two each, F1 = 2 * 1 / (2 + 2)."""
-    script = load_script()
     a = parse_to_transitions("( ( a b ) ( c d ) )")[1]
     b = parse_to_transitions("( a ( b ( c d ) ) )")[1]
-    result = script.agreement({"x/1": [a], "x/2": [b], "x/3": [a]})["x"]
+    result = TREE_AGREEMENT.agreement({"x/1": [a], "x/2": [b], "x/3": [a]})["x"]
     assert result["pairs"] == {"x/1 vs x/2": 0.5, "x/1 vs x/3": 1.0, "x/2 vs x/3": 0.5}
     assert result["mean_f1"] == pytest.approx(2 / 3)
 
@@ -100,7 +85,7 @@ def test_real_predict_output_on_listops_lines(tmp_path):
     predictions = (
         PROJECT_ROOT / "fixtures/archives/v0.2.0/listops_spinn_summaries.predictions.jsonl"
     )
-    report = load_script().main(
+    report = TREE_AGREEMENT.main(
         [
             f"model={predictions}",
             "--gold",
@@ -125,33 +110,14 @@ def test_predictions_of_other_inputs_are_refused(tmp_path):
     lines = shuffled.read_text().splitlines()
     # The first two pairs share their premise: the hypotheses differ.
     shuffled.write_text("\n".join([lines[1], lines[0]] + lines[2:]) + "\n")
-    script = load_script()
     with pytest.raises(ValueError, match=r"p.jsonl:1 hypothesis_tree: the tree's words"):
-        script.main(
-            [
-                f"a={shuffled}",
-                "--gold",
-                str(SNLI),
-                "--gold-keys",
-                GOLD_KEYS,
-                "--keys",
-                KEYS,
-                "--out",
-                str(tmp_path / "x"),
-            ]
-        )
+        on_snli([f"a={shuffled}"], tmp_path / "x")
     shuffled.write_text("\n".join(lines[:5]) + "\n")
     with pytest.raises(ValueError, match="5 predictions for 30 gold lines"):
-        script.main(
-            [
-                f"a={shuffled}",
-                "--gold",
-                str(SNLI),
-                "--gold-keys",
-                GOLD_KEYS,
-                "--keys",
-                KEYS,
-                "--out",
-                str(tmp_path / "x"),
-            ]
+        on_snli([f"a={shuffled}"], tmp_path / "x")
+    whole = snli_predictions(tmp_path / "q.jsonl", lambda tree: tree)
+    with pytest.raises(ValueError, match="q.jsonl:1: no 'tree'"):
+        TREE_AGREEMENT.main(
+            [f"a={whole}", "--gold", str(SNLI), "--gold-keys", "sentence1_binary_parse"]
+            + ["--keys", "tree", "--out", str(tmp_path / "x")]
         )

@@ -8,7 +8,7 @@ imported explicitly: `spinn_allennlp.testing.cli` (the AllenNLP command line in 
 """
 
 from spinn_allennlp.testing.memory import recording_tapes, saved_for_backward_bytes
-from spinn_allennlp.testing.paths import CONFIGS_ROOT, FIXTURES_ROOT, PROJECT_ROOT
+from spinn_allennlp.testing.paths import CONFIGS_ROOT, FIXTURES_ROOT, PROJECT_ROOT, load_script
 from spinn_allennlp.testing.reference import (
     ReferenceParse,
     recursive_child_sum,
@@ -40,6 +40,7 @@ __all__ = [
     "CONFIGS_ROOT",
     "FIXTURES_ROOT",
     "PROJECT_ROOT",
+    "load_script",
     "ReferenceParse",
     "recursive_child_sum",
     "recursive_encode",

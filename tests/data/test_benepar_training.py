@@ -14,6 +14,7 @@ from spinn_allennlp.core.transitions import constituent_spans
 from spinn_allennlp.data import benepar_training as bt
 from spinn_allennlp.data.binarization import binary_transitions
 from spinn_allennlp.data.labeled_trees import binary_tree_steps, parse_labeled_tree
+from spinn_allennlp.testing import load_script
 from spinn_allennlp.testing.benepar import tiny_benepar
 
 FIXTURE = Path(__file__).resolve().parents[2] / "fixtures" / "trees" / "snli_parses_sample.jsonl"
@@ -413,12 +414,7 @@ def test_too_long_sentence_raises(trained):
 
 
 def test_cli_writes_model_and_metrics(tmp_path):
-    import importlib.util
-
-    script = Path(__file__).resolve().parents[2] / "scripts" / "train_benepar.py"
-    spec = importlib.util.spec_from_file_location("train_benepar", script)
-    cli = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(cli)
+    cli = load_script("scripts/train_benepar.py")
     out = tmp_path / "m.pt"
     try:
         assert (
@@ -457,12 +453,7 @@ def test_cli_writes_model_and_metrics(tmp_path):
 
 
 def test_cli_learns_sst_bracketing_too(tmp_path):
-    import importlib.util
-
-    script = Path(__file__).resolve().parents[2] / "scripts" / "train_benepar.py"
-    spec = importlib.util.spec_from_file_location("train_benepar", script)
-    cli = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(cli)
+    cli = load_script("scripts/train_benepar.py")
     out = tmp_path / "m.pt"
     arguments = ["--train", str(FIXTURE), "--dev", str(FIXTURE), "--out", str(out), "--tiny"]
     arguments += ["--max-steps", "4", "--threads", "1", "--keep-dev-overlap", "--binarize"]
