@@ -14,6 +14,8 @@ policy it runs, so a new way of choosing is one class:
   reports the log-probability of what it drew and the distribution's entropy (in
   ``SpinnOutput.action_log_probs`` / ``action_entropy``), what a score-function (REINFORCE)
   estimator needs;
+* :class:`Replayed` follows the moves a :class:`Sampled` pass drew and scores them under
+  the parser as it is now (PPO's further updates on the trees of one batch);
 * :class:`SoftStrengths` drives the soft stack (``runners/soft_stack.py``): instead of a
   choice, a strength of REDUCE in [0, 1];
 * :class:`StraightThroughGumbel` drives the soft stack with strengths of exactly 0 or 1 (a
@@ -27,7 +29,7 @@ binary tree over all the words.
 """
 
 from dataclasses import dataclass, field
-from typing import Callable, Optional, Tuple
+from typing import Callable, List, Optional, Sequence, Tuple
 
 import torch
 
@@ -211,10 +213,18 @@ class Sampled(_Tempered):
     """Draws each move from the parser's softmax (at ``temperature``) over the legal moves, and
     reports the log-probability of the move drawn and the entropy of the distribution: the
     score function and the exploration bonus of REINFORCE-style training (the latent-tree
-    parsers). Types: the type classifier's most probable."""
+    parsers). Types: the type classifier's most probable.
+
+    With ``record=True`` it keeps every step's draws (``draws``, in the order the runner asked),
+    so that :class:`Replayed` can follow the same trees again after the parser has changed (PPO's
+    further updates on one batch)."""
 
     mode = Mode.SAMPLED
     learns_from_task = True
+
+    def __init__(self, temperature: float = 1.0, record: bool = False) -> None:
+        super().__init__(temperature)
+        self.draws: Optional[List[torch.Tensor]] = [] if record else None
 
     def choose(self, step: Step) -> Choice:
         log_probs = step.legal_log_probs(self.temperature)
@@ -222,12 +232,57 @@ class Sampled(_Tempered):
         draw = torch.rand(probs.size(0), device=probs.device, dtype=probs.dtype)
         # P(REDUCE) is 0 when SHIFT is forced and 1 when REDUCE is: the draw is legal.
         action = (draw < probs[:, REDUCE]).long()
-        log_prob = log_probs.gather(1, action.unsqueeze(1)).squeeze(1)
-        # 0 * log 0 = 0 for an illegal move (masked before the product: a where() after it
-        # would send NaN gradients through -inf).
-        entropy = -(probs * log_probs.masked_fill(probs == 0, 0.0)).sum(dim=1)
-        types = step.type_logits.argmax(dim=-1) if step.type_logits is not None else None
-        return Choice(action, types=types, log_prob=log_prob, entropy=entropy)
+        if self.draws is not None:
+            self.draws.append(action)
+        return _scored_choice(step, log_probs, action)
+
+
+class Replayed(_Tempered):
+    """Follows the moves a recording :class:`Sampled` pass drew, step by step, and reports their
+    log-probability and the entropy under the parser as it is now: the new policy's side of
+    PPO's ratio p_new(tree) / p_old(tree) when the parser takes several updates on the trees of
+    one batch (``modules/policy_gradient.py``). The pass must be over the same sentences, in the
+    same encoder calls, as the recorded one: the runner then asks for the same steps, in the
+    same order of sentences (the order depends on the sentences' lengths only)."""
+
+    mode = Mode.SAMPLED
+    learns_from_task = True
+
+    def __init__(self, draws: Sequence[torch.Tensor], temperature: float = 1.0) -> None:
+        super().__init__(temperature)
+        self.draws = list(draws)
+        self.next_step = 0
+
+    def choose(self, step: Step) -> Choice:
+        if self.next_step >= len(self.draws):
+            raise ValueError("the replayed pass runs more steps than the recorded one")
+        action = self.draws[self.next_step]
+        self.next_step += 1
+        if step.logits is None:
+            raise ValueError("the replaying policy needs a parser (predict_transitions=true)")
+        if action.numel() != step.logits.size(0):
+            raise ValueError(
+                f"step {step.t} of the replayed pass has {step.logits.size(0)} sentences "
+                f"running, the recorded one {action.numel()}: not the same batch"
+            )
+        if not bool((step.legal(action) == action).all()):
+            raise ValueError(f"a recorded move is illegal at step {step.t}: not the same batch")
+        return _scored_choice(step, step.legal_log_probs(self.temperature), action)
+
+    def __repr__(self) -> str:
+        return f"Replayed({len(self.draws)} steps, temperature={self.temperature})"
+
+
+def _scored_choice(step: Step, log_probs: torch.Tensor, action: torch.Tensor) -> Choice:
+    """``action`` with its log-probability under ``log_probs`` (k, 2) and that distribution's
+    entropy. Types: the type classifier's most probable."""
+    probs = log_probs.exp()
+    log_prob = log_probs.gather(1, action.unsqueeze(1)).squeeze(1)
+    # 0 * log 0 = 0 for an illegal move (masked before the product: a where() after it
+    # would send NaN gradients through -inf).
+    entropy = -(probs * log_probs.masked_fill(probs == 0, 0.0)).sum(dim=1)
+    types = step.type_logits.argmax(dim=-1) if step.type_logits is not None else None
+    return Choice(action, types=types, log_prob=log_prob, entropy=entropy)
 
 
 class SoftStrengths(_Tempered):

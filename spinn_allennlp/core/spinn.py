@@ -9,7 +9,7 @@ returns a ``SpinnOutput``: the thin stack step by step (Algorithm 1), level by l
 given trees, tree-height calls), or the soft stack (NSHRDLU Models 3-4).
 """
 
-from typing import Callable, Optional
+from typing import Callable, List, Optional
 
 import torch
 from torch import nn
@@ -121,6 +121,16 @@ class Spinn(nn.Module):
         self.levelwise = levelwise
         # See SpinnParts.sparse_compose.
         self.sparse_compose: Optional[bool] = None
+
+    def parser_parameters(self) -> List[nn.Parameter]:
+        """The parameters of the parser's network: the tracker (its transition classifier
+        included), the stack and buffer summaries it reads and the REDUCE type classifier;
+        none without a parser. (With ``composition_reads_tracker`` the tracker's state also
+        feeds the composition: the parser is then not a network of its own.)"""
+        if not self.has_parser:
+            return []
+        modules = [self.tracker, self.summaries, self.type_classifier]
+        return [p for module in modules if module is not None for p in module.parameters()]
 
     def parts(self) -> SpinnParts:
         return SpinnParts(

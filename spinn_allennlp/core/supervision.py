@@ -146,10 +146,43 @@ def policy_gradient_loss(
     positive factor). ``entropy``: (B,) the entropy of each tree's choices (summed over steps),
     whose mean is subtracted with ``entropy_weight`` (a bonus that keeps the parser exploring).
     """
+    loss = -(advantages(reward, baseline, normalize) * log_probs).mean()
+    if entropy is not None and entropy_weight:
+        loss = loss - entropy_weight * entropy.mean()
+    return loss
+
+
+def advantages(
+    reward: torch.Tensor, baseline: torch.Tensor, normalize: bool = True
+) -> torch.Tensor:
+    """(B,) ``reward - baseline``, detached, divided by its standard deviation over the batch
+    when ``normalize`` (and the batch has more than one example)."""
     advantage = (reward - baseline).detach()
     if normalize and advantage.numel() > 1:
         advantage = advantage / (advantage.std() + 1e-8)
-    loss = -(advantage * log_probs).mean()
+    return advantage
+
+
+def clipped_policy_loss(
+    log_probs: torch.Tensor,
+    old_log_probs: torch.Tensor,
+    advantage: torch.Tensor,
+    clip: float = 0.2,
+    entropy: Optional[torch.Tensor] = None,
+    entropy_weight: float = 0.0,
+) -> torch.Tensor:
+    """PPO's clipped surrogate loss (Schulman et al. 2017) for trees sampled by an earlier
+    parser: ``-mean(min(r A, clip(r, 1 - clip, 1 + clip) A))`` with ``r = exp(log_probs -
+    old_log_probs)``, the ratio of each tree's probability under the parser now to its
+    probability when it was drawn, and ``A`` its (detached) advantage. At ``r = 1`` (the
+    parser unchanged) its gradient is REINFORCE's, ``-mean(A grad log p)``; a tree whose ratio
+    has already moved past ``1 ± clip`` in the direction its advantage pushes gives no gradient,
+    which is what lets the parser take several steps on the same trees without running away
+    from the parser that drew them. ``entropy``: as in :func:`policy_gradient_loss`."""
+    ratio = torch.exp(log_probs - old_log_probs.detach())
+    advantage = advantage.detach()
+    surrogate = torch.min(ratio * advantage, ratio.clamp(1.0 - clip, 1.0 + clip) * advantage)
+    loss = -surrogate.mean()
     if entropy is not None and entropy_weight:
         loss = loss - entropy_weight * entropy.mean()
     return loss

@@ -1,16 +1,26 @@
-from typing import Callable, Optional, Sequence
+from typing import Callable, List, Optional, Sequence, Tuple
 
 import torch
 from allennlp.common import FromParams
+from allennlp.common.checks import ConfigurationError
 
 from spinn_allennlp.core.output import SpinnOutput
-from spinn_allennlp.core.policies import Greedy, Sampled, TransitionPolicy
-from spinn_allennlp.core.supervision import policy_gradient_loss
+from spinn_allennlp.core.policies import Greedy, Replayed, Sampled, TransitionPolicy
+from spinn_allennlp.core.supervision import (
+    advantages,
+    clipped_policy_loss,
+    policy_gradient_loss,
+)
+
+# policy -> ((B,) the task's loss of each example, the encoder's outputs of that pass): the
+# model's forward pass again, from its inputs, with trees chosen by `policy`.
+Rerun = Callable[[TransitionPolicy], Tuple[torch.Tensor, Sequence[Optional[SpinnOutput]]]]
 
 
 class PolicyGradient(FromParams):
     """Trains a tree encoder's parser from the task's loss alone (latent trees), by REINFORCE
-    with a self-critical baseline (Rennie et al. 2017; as Havrylov et al. 2019 on ListOps).
+    with a self-critical baseline (Rennie et al. 2017; as Havrylov et al. 2019 on ListOps),
+    optionally followed by PPO's clipped updates on the same trees.
 
     While the model trains, each sentence's tree is sampled from the parser's distribution
     over legal moves (`core.policies.Sampled`); its reward is minus the task's loss on that
@@ -20,6 +30,16 @@ class PolicyGradient(FromParams):
     exploring. The task's loss trains everything else as usual. At evaluation the encoder
     follows its greedy parse.
 
+    With `updates_per_batch` = K > 1 the parser takes K - 1 more steps on each batch's trees
+    after the trainer's step (Havrylov et al. take about 15): each recomputes the trees'
+    log-probabilities under the parser as it is now (`core.policies.Replayed`) and follows PPO's
+    clipped surrogate (Schulman et al. 2017; `core.supervision.clipped_policy_loss`), and only
+    the parser's parameters move. The model hands these updates to the trainer in its output
+    (`"parser_update"`), and the trainer callback `parser_updates` takes them: a model cannot
+    step the optimizer itself, and the callback runs after the trainer's own step and before
+    the checkpoint, so `--recover` stays exact. A run with K > 1 and no such callback stops at
+    its second batch with an error naming it.
+
     A model that takes a `policy_gradient` (`spinn_classifier`, `spinn_nli`) calls
     :meth:`loss`; the encoder needs a parser (`predict_transitions: true`) and no gold
     transition loss. Give the parser its own learning rate with the optimizer's
@@ -28,13 +48,18 @@ class PolicyGradient(FromParams):
     # Parameters
 
     weight : `float`, optional (default = `1.0`)
-        The weight of the REINFORCE term in the loss.
+        The weight of the REINFORCE term in the loss (and of PPO's).
     entropy_weight : `float`, optional (default = `1e-4`)
         The weight of the entropy bonus (mean over the batch of each tree's summed entropy).
     temperature : `float`, optional (default = `1.0`)
         Sample from the parser's softmax at this temperature.
     normalize_advantage : `bool`, optional (default = `True`)
         Divide the advantages by their standard deviation over the batch.
+    updates_per_batch : `int`, optional (default = `1`)
+        How many times the parser is updated on each batch's trees: 1 is REINFORCE alone;
+        more adds PPO's clipped updates (needs the trainer callback `parser_updates`).
+    clip : `float`, optional (default = `0.2`)
+        PPO's clipping range of the probability ratio.
     """
 
     def __init__(
@@ -43,43 +68,151 @@ class PolicyGradient(FromParams):
         entropy_weight: float = 1e-4,
         temperature: float = 1.0,
         normalize_advantage: bool = True,
+        updates_per_batch: int = 1,
+        clip: float = 0.2,
     ) -> None:
+        if updates_per_batch < 1:
+            raise ConfigurationError(
+                f"updates_per_batch must be at least 1, got {updates_per_batch}"
+            )
+        if not 0.0 < clip < 1.0:
+            raise ConfigurationError(f"clip must be in (0, 1), got {clip}")
         self.weight = weight
         self.entropy_weight = entropy_weight
+        self.temperature = temperature
         self.normalize_advantage = normalize_advantage
+        self.updates_per_batch = updates_per_batch
+        self.clip = clip
         self.sampling = Sampled(temperature)
+        # The recording sampler of the batch being trained (updates_per_batch > 1).
+        self._recording: Optional[Sampled] = None
+        self._update: Optional["ParserUpdate"] = None
+        self._previous_update: Optional["ParserUpdate"] = None
 
     def policy(self) -> TransitionPolicy:
-        """How trees are chosen while the model trains."""
-        return self.sampling
+        """How trees are chosen while the model trains (call once per training batch)."""
+        if self.updates_per_batch == 1:
+            return self.sampling
+        self._recording = Sampled(self.temperature, record=True)
+        return self._recording
 
     def loss(
         self,
         task_losses: torch.Tensor,
         trees: Sequence[Optional[SpinnOutput]],
-        greedy_task_losses: Callable[[TransitionPolicy], torch.Tensor],
+        rerun: Rerun,
     ) -> torch.Tensor:
         """The REINFORCE term for one batch. `task_losses`: (B,) the task's loss of each example
         with its sampled trees, `trees`: the encoder's outputs of that pass (one per sentence of
-        an example: two for a pair; None for an encoder without a parser), and
-        `greedy_task_losses(policy)`: the model's (B,) losses with trees chosen by `policy`,
-        called once with the greedy policy, without gradients, for the baseline."""
-        log_probs, entropy = [], []
-        for tree in trees:
-            if tree is not None and tree.action_log_probs is not None:
-                assert tree.action_entropy is not None  # a sampling policy reports both
-                log_probs.append(tree.action_log_probs.sum(dim=1))
-                entropy.append(tree.action_entropy.sum(dim=1))
-        if not log_probs:
+        an example: two for a pair; None for an encoder without a parser), and `rerun(policy)`:
+        the model's (B,) losses and encoder outputs with trees chosen by `policy`, called once
+        with the greedy policy, without gradients, for the baseline, and by PPO's further
+        updates (:meth:`take_update`) with the sampled trees replayed."""
+        scored = tree_scores(trees)
+        if scored is None:
             return task_losses.sum() * 0.0
+        log_probs, entropy = scored
         with torch.no_grad():
-            baseline = greedy_task_losses(Greedy())
+            baseline = rerun(Greedy())[0]
         surrogate = policy_gradient_loss(
-            torch.stack(log_probs).sum(dim=0),
+            log_probs,
             reward=-task_losses.detach(),
             baseline=-baseline,
-            entropy=torch.stack(entropy).sum(dim=0),
+            entropy=entropy,
             entropy_weight=self.entropy_weight,
             normalize=self.normalize_advantage,
         )
+        if self.updates_per_batch > 1:
+            self._keep_update(
+                log_probs, advantages(-task_losses, -baseline, self.normalize_advantage), rerun
+            )
         return self.weight * surrogate
+
+    def take_update(self) -> Optional["ParserUpdate"]:
+        """PPO's further updates on the batch :meth:`loss` last saw, for the model's output
+        (`"parser_update"`); None with `updates_per_batch` = 1 or before any sampled batch."""
+        update, self._update = self._update, None
+        return update
+
+    def _keep_update(self, log_probs: torch.Tensor, advantage: torch.Tensor, rerun: Rerun) -> None:
+        if self._previous_update is not None and self._previous_update.taken == 0:
+            raise ConfigurationError(
+                "policy_gradient.updates_per_batch > 1 needs the trainer callback "
+                '{"type": "parser_updates"}: the last batch\'s further parser updates were '
+                "never taken"
+            )
+        if self._recording is None or self._recording.draws is None:
+            raise RuntimeError("the trees were not sampled by this policy gradient's policy()")
+        update = ParserUpdate(
+            self,
+            self._recording.draws,
+            log_probs.detach(),
+            advantage.detach(),
+            rerun,
+        )
+        self._recording = None
+        self._update = self._previous_update = update
+
+
+class ParserUpdate:
+    """PPO's further updates of the parser on one batch's sampled trees: :meth:`loss` reruns
+    the model's pass on the same inputs with the trees replayed (`Replayed`), under the
+    parameters as they are now, and returns the clipped surrogate against the log-probabilities
+    the trees had when they were drawn. `further` updates are due (`updates_per_batch` - 1);
+    `taken` counts those done."""
+
+    def __init__(
+        self,
+        owner: PolicyGradient,
+        draws: List[torch.Tensor],
+        old_log_probs: torch.Tensor,
+        advantage: torch.Tensor,
+        rerun: Rerun,
+    ) -> None:
+        self.owner = owner
+        self.draws = draws
+        self.old_log_probs = old_log_probs
+        self.advantage = advantage
+        self.rerun = rerun
+        self.further = owner.updates_per_batch - 1
+        self.taken = 0
+        # Of the last :meth:`loss`: the fraction of trees whose ratio lies outside 1 +- clip.
+        self.clipped_fraction = 0.0
+
+    def loss(self) -> torch.Tensor:
+        """The clipped surrogate (times the policy gradient's weight) of one further update."""
+        owner = self.owner
+        _, trees = self.rerun(Replayed(self.draws, owner.temperature))
+        scored = tree_scores(trees)
+        assert scored is not None  # the same encoder that sampled these trees
+        log_probs, entropy = scored
+        with torch.no_grad():
+            ratio = torch.exp(log_probs - self.old_log_probs)
+            outside = (ratio < 1.0 - owner.clip) | (ratio > 1.0 + owner.clip)
+            self.clipped_fraction = float(outside.float().mean())
+        self.taken += 1
+        return owner.weight * clipped_policy_loss(
+            log_probs,
+            self.old_log_probs,
+            self.advantage,
+            clip=owner.clip,
+            entropy=entropy,
+            entropy_weight=owner.entropy_weight,
+        )
+
+
+def tree_scores(
+    trees: Sequence[Optional[SpinnOutput]],
+) -> Optional[Tuple[torch.Tensor, torch.Tensor]]:
+    """(B,) each example's log-probability of its trees (summed over steps and over the
+    sentences of an example: a pair's two trees count together) and their summed entropy;
+    None when no output carries them (an encoder without a sampling parser)."""
+    log_probs, entropy = [], []
+    for tree in trees:
+        if tree is not None and tree.action_log_probs is not None:
+            assert tree.action_entropy is not None  # a sampling policy reports both
+            log_probs.append(tree.action_log_probs.sum(dim=1))
+            entropy.append(tree.action_entropy.sum(dim=1))
+    if not log_probs:
+        return None
+    return torch.stack(log_probs).sum(dim=0), torch.stack(entropy).sum(dim=0)

@@ -190,6 +190,7 @@ LISTOPS_VARIANTS = [
     "spinn_reinforce",
     "spinn_soft_annealed",
     "spinn_gumbel",
+    "spinn_ppo",
 ]
 LISTOPS_SMALL: Dict[str, Any] = {
     "train_data_path": str(LISTOPS_SAMPLE),

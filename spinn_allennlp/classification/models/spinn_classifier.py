@@ -117,14 +117,16 @@ class SpinnClassifier(Model):
         # A batch of lines without a parse (each an empty transitions field) has no trees; in a
         # mixed batch the encoder decides for each sentence without one.
         transitions = given_trees(transitions)
-        # Shape: (batch_size, num_tokens, embedding_dim)
-        embedded = self._embedder(tokens)
         # Shape: (batch_size, num_tokens)
         mask = util.get_text_field_mask(tokens)
         latent = self._policy_gradient is not None and self.training and label is not None
         policy = self._policy_gradient.policy() if self._policy_gradient and latent else None
 
         def classify(policy: Optional[TransitionPolicy]):
+            # Embedded here, so that a rerun (a latent parser's baseline and PPO updates, after
+            # the parameters have changed) starts from the inputs.
+            # Shape: (batch_size, num_tokens, embedding_dim)
+            embedded = self._embedder(tokens)
             encoding = encode(self._encoder, embedded, mask, transitions, policy=policy)
             # Shape: (batch_size, num_labels)
             return self._output_layer(self._mlp(encoding.sentence)), encoding.tree
@@ -148,13 +150,15 @@ class SpinnClassifier(Model):
             if self._policy_gradient is not None and latent:
                 # Shape: (batch_size,)
                 losses = nn.functional.cross_entropy(logits, gold, reduction="none")
-                loss = loss + self._policy_gradient.loss(
-                    losses,
-                    [encoded],
-                    lambda greedy: nn.functional.cross_entropy(
-                        classify(greedy)[0], gold, reduction="none"
-                    ),
-                )
+
+                def rerun(policy: TransitionPolicy):
+                    rerun_logits, tree = classify(policy)
+                    return nn.functional.cross_entropy(rerun_logits, gold, reduction="none"), [tree]
+
+                loss = loss + self._policy_gradient.loss(losses, [encoded], rerun)
+                parser_update = self._policy_gradient.take_update()
+                if parser_update is not None:
+                    output["parser_update"] = parser_update
             if encoded is not None and encoded.transition_logits is not None:
                 if transitions is not None:
                     gold_transitions = gold_like(transitions, encoded)

@@ -158,14 +158,16 @@ class SpinnNliClassifier(Model):
             premise_reduce_types = None
         if hypothesis_transitions is None:
             hypothesis_reduce_types = None
-        batches = [
-            self._sentence_batch(premise, premise_transitions),
-            self._sentence_batch(hypothesis, hypothesis_transitions),
-        ]
         types = [premise_reduce_types, hypothesis_reduce_types]
         latent = self._policy_gradient is not None and self.training and label is not None
 
         def classify(policy: Optional[TransitionPolicy]):
+            # Embedded here, so that a rerun (a latent parser's baseline and PPO updates, after
+            # the parameters have changed) starts from the inputs.
+            batches = [
+                self._sentence_batch(premise, premise_transitions),
+                self._sentence_batch(hypothesis, hypothesis_transitions),
+            ]
             if self._encode_pairs_together:
                 encoded = encode_together(self._encoder, batches, types, policy=policy)
             else:
@@ -205,13 +207,20 @@ class SpinnNliClassifier(Model):
             if self._policy_gradient is not None and latent:
                 # Shape: (batch_size,)
                 losses = nn.functional.cross_entropy(logits, gold_labels, reduction="none")
+
+                def rerun(policy: TransitionPolicy):
+                    rerun_logits, *trees = classify(policy)
+                    rerun_losses = nn.functional.cross_entropy(
+                        rerun_logits, gold_labels, reduction="none"
+                    )
+                    return rerun_losses, trees
+
                 loss = loss + self._policy_gradient.loss(
-                    losses,
-                    [premise_out, hypothesis_out],
-                    lambda greedy: nn.functional.cross_entropy(
-                        classify(greedy)[0], gold_labels, reduction="none"
-                    ),
+                    losses, [premise_out, hypothesis_out], rerun
                 )
+                parser_update = self._policy_gradient.take_update()
+                if parser_update is not None:
+                    output["parser_update"] = parser_update
             for (_, out, gold), gold_types in zip(sides, types):
                 if out is not None and out.transition_logits is not None and gold is not None:
                     gold = gold_like(gold, out)

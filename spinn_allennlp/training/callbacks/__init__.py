@@ -2,6 +2,7 @@ from spinn_allennlp.training.callbacks.encoder_schedule import EncoderSchedule
 from spinn_allennlp.training.callbacks.parser_temperature_schedule import (
     ParserTemperatureSchedule,
 )
+from spinn_allennlp.training.callbacks.parser_updates import ParserUpdates
 from spinn_allennlp.training.callbacks.random_state import (
     RestoreRandomState,
     get_random_state,
@@ -12,6 +13,7 @@ from spinn_allennlp.training.callbacks.self_transition_schedule import SelfTrans
 __all__ = [
     "EncoderSchedule",
     "ParserTemperatureSchedule",
+    "ParserUpdates",
     "RestoreRandomState",
     "SelfTransitionSchedule",
     "get_random_state",

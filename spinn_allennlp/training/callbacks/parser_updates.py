@@ -1,0 +1,80 @@
+from typing import Any, Dict, List, Optional
+
+import torch
+from allennlp.common.checks import ConfigurationError
+from allennlp.training.callbacks import TrainerCallback
+
+from spinn_allennlp.modules.spinn_encoder import SpinnEncoder
+
+
+@TrainerCallback.register("parser_updates")
+class ParserUpdates(TrainerCallback):
+    """Takes PPO's further updates of a latent parser (`policy_gradient.updates_per_batch` > 1,
+    `modules/policy_gradient.py`): after the trainer's step on a batch, the model's output
+    carries a `"parser_update"`; for each of its further updates this callback computes the
+    clipped surrogate with the parser as it is now, backpropagates it, keeps the gradients of
+    the parser's parameters only (every `spinn` encoder's `Spinn.parser_parameters()`: the
+    rest of the model moves once per batch, with the task's loss), rescales and clips them as
+    the trainer does, and steps the trainer's optimizer (Adam skips parameters without a
+    gradient, so only the parser moves; give it its own learning rate with the optimizer's
+    `parameter_groups`).
+
+    Why a callback: a model cannot step the optimizer, and AllenNLP's trainer takes one step
+    per batch. `on_batch` runs after that step and before the checkpoint is written, so a run
+    resumed with `--recover` goes on as the uninterrupted one would.
+
+    The batch's metrics get `parser_clipped`: the fraction of trees whose probability ratio
+    was outside PPO's clipping range at the last further update (0 means the clip never acted).
+
+    Registered as a `TrainerCallback` with name "parser_updates".
+    """
+
+    def __init__(self, serialization_dir: str) -> None:
+        super().__init__(serialization_dir)
+        self._parser: List[torch.nn.Parameter] = []
+
+    def on_start(self, trainer, is_primary: bool = True, **kwargs) -> None:
+        if getattr(trainer, "_scaler", None) is not None:
+            raise ConfigurationError("parser_updates does not support mixed precision (use_amp)")
+        self._parser = [
+            parameter
+            for module in trainer.model.modules()
+            if isinstance(module, SpinnEncoder)
+            for parameter in module.spinn.parser_parameters()
+        ]
+        if not self._parser:
+            raise ConfigurationError("parser_updates needs a spinn encoder with a parser")
+
+    def on_batch(
+        self,
+        trainer,
+        batch_inputs: List[Dict[str, Any]],
+        batch_outputs: List[Dict[str, Any]],
+        batch_metrics: Dict[str, Any],
+        epoch: int,
+        batch_number: int,
+        is_training: bool,
+        is_primary: bool = True,
+        batch_grad_norm: Optional[float] = None,
+        **kwargs,
+    ) -> None:
+        if not is_training:
+            return
+        updates = [output["parser_update"] for output in batch_outputs if "parser_update" in output]
+        if not updates:
+            raise ConfigurationError(
+                "parser_updates: the model gave no parser update; set the model's "
+                "policy_gradient.updates_per_batch above 1, or drop this callback"
+            )
+        parser = {id(parameter) for parameter in self._parser}
+        for update in updates:
+            for _ in range(update.further):
+                trainer.optimizer.zero_grad()
+                update.loss().backward()
+                for parameter in trainer.model.parameters():
+                    if id(parameter) not in parser:
+                        parameter.grad = None
+                trainer.rescale_gradients()
+                trainer.clip_gradient()
+                trainer.optimizer.step()
+            batch_metrics["parser_clipped"] = update.clipped_fraction
