@@ -13,8 +13,9 @@ untimed step on the same batch. Time per epoch = the time per training line of t
 steps x the protocol's 75,899 training lines: the training part of an epoch, without
 validation. What each policy costs per step: the gold-tree TreeLSTM composes level by level;
 the full SPINN steps through 2N - 1 transitions teacher-forced; REINFORCE runs a sampled and
-a greedy pass; the soft stack and straight-through Gumbel compute both moves at every step and
-read a soft second unit.
+a greedy pass, and PPO (``spinn_ppo``) three more passes, forward and backward, for its
+further parser updates; the soft stack and straight-through Gumbel compute both moves at every
+step and read a soft second unit.
 
 Needs AllenNLP and the generated ListOps data.
 """
@@ -52,6 +53,7 @@ NAMES = {
     "spinn_pi_nt": "gold trees (SPINN-PI-NT, level-wise)",
     "spinn": "Model 1, teacher-forced parser",
     "spinn_reinforce": "REINFORCE (sampled + greedy pass)",
+    "spinn_ppo": "REINFORCE + 3 PPO updates (parser of its own)",
     "spinn_soft_annealed": "annealed soft stack",
     "spinn_gumbel": "straight-through Gumbel",
     "spinn_model4": "Model 4 (soft stack)",
@@ -82,7 +84,6 @@ def build_trainer(name: str, args: argparse.Namespace, workdir: Path) -> Gradien
         "evaluate_on_test": False,
         "dataset_reader.max_instances": BATCH_SIZE * args.batches,
         "trainer.cuda_device": -1,
-        "trainer.callbacks": [],
         "random_seed": args.seed,
         "numpy_seed": args.seed,
         "pytorch_seed": args.seed,
@@ -92,6 +93,10 @@ def build_trainer(name: str, args: argparse.Namespace, workdir: Path) -> Gradien
     path = CONFIGS_ROOT / "classification" / f"listops_{name}.jsonnet"
     params = Params.from_file(str(path), params_overrides=overrides)
     params["trainer"].pop("learning_rate_scheduler", None)  # steps on validation metrics
+    # The callbacks that change a training step (PPO's further parser updates) stay; the
+    # schedules and checkpoint helpers go.
+    callbacks = params["trainer"].pop("callbacks", [])
+    params["trainer"]["callbacks"] = [c for c in callbacks if c["type"] == "parser_updates"]
     params["trainer"].pop("patience", None)
     params["trainer"].pop("validation_metric", None)
     prepare_environment(params)
@@ -100,6 +105,8 @@ def build_trainer(name: str, args: argparse.Namespace, workdir: Path) -> Gradien
     )
     trainer = train_model.trainer
     assert isinstance(trainer, GradientDescentTrainer)
+    for callback in trainer._callbacks:
+        callback.on_start(trainer)
     return trainer
 
 

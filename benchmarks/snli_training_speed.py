@@ -116,12 +116,16 @@ def training_step(
     def step() -> torch.Tensor:
         trainer.optimizer.zero_grad()
         with autocast():
-            loss = trainer.batch_outputs(batch, for_training=True)["loss"]
+            outputs = trainer.batch_outputs(batch, for_training=True)
+        loss = outputs["loss"]
         loss.item()  # the trainer reads it every batch: one host sync
         loss.backward()
         trainer.rescale_gradients()
         trainer.clip_gradient()
         trainer.optimizer.step()
+        # What the trainer's callbacks do after the step (PPO's further parser updates).
+        for callback in trainer._callbacks:
+            callback.on_batch(trainer, [batch], [outputs], {}, 0, 1, is_training=True)
         trainer.model.get_metrics(reset=False)
         return loss
 

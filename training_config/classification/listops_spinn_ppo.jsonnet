@@ -4,7 +4,7 @@
 // (the parser_updates callback; modules/policy_gradient.py). The parser is a network of its own
 // (composition_reads_tracker: false), so its extra steps leave the composition as the task's
 // loss trained it, and it has a 10x smaller learning rate. Each extra step is one more encoder
-// pass, forward and backward, over the batch: 4 updates cost about 2.4x a REINFORCE batch here
+// pass over the batch: 4 updates cost about 2.2x a REINFORCE batch here
 // (Havrylov et al. take about 15, with a parser much cheaper than the composition).
 local reinforce = import "listops_spinn_reinforce.jsonnet";
 reinforce + {

@@ -67,14 +67,23 @@ class ParserUpdates(TrainerCallback):
                 "policy_gradient.updates_per_batch above 1, or drop this callback"
             )
         parser = {id(parameter) for parameter in self._parser}
-        for update in updates:
-            for _ in range(update.further):
-                trainer.optimizer.zero_grad()
-                update.loss().backward()
-                for parameter in trainer.model.parameters():
-                    if id(parameter) not in parser:
+        # The rest of the model is frozen meanwhile: the backward pass then stops where no
+        # parser parameter lies behind (the composition's weights, the embeddings), and no
+        # gradient but the parser's is made.
+        frozen = [p for p in trainer.model.parameters() if p.requires_grad and id(p) not in parser]
+        for parameter in frozen:
+            parameter.requires_grad_(False)
+        try:
+            for update in updates:
+                for _ in range(update.further):
+                    trainer.optimizer.zero_grad()
+                    for parameter in frozen:
                         parameter.grad = None
-                trainer.rescale_gradients()
-                trainer.clip_gradient()
-                trainer.optimizer.step()
-            batch_metrics["parser_clipped"] = update.clipped_fraction
+                    update.loss().backward()
+                    trainer.rescale_gradients()
+                    trainer.clip_gradient()
+                    trainer.optimizer.step()
+                batch_metrics["parser_clipped"] = update.clipped_fraction
+        finally:
+            for parameter in frozen:
+                parameter.requires_grad_(True)
