@@ -133,7 +133,9 @@ def main() -> None:
     step_times: Dict[str, List[float]] = {name: [] for name in configs}
     for index in range(len(reference)):
         steps = {
-            name: training_step(trainers[name], batches[name][index], nullcontext)
+            name: training_step(
+                trainers[name], batches[name][index], nullcontext, trainers[name]._callbacks
+            )
             for name in configs
         }
         for name, seconds in time_interleaved(steps, "cpu", 1, 1).items():

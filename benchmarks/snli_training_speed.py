@@ -28,7 +28,7 @@ import sys
 import tempfile
 from contextlib import nullcontext
 from pathlib import Path
-from typing import Callable, Dict, List
+from typing import Callable, Dict, List, Sequence
 
 import torch
 
@@ -39,6 +39,7 @@ from allennlp.common import Params  # noqa: E402
 from allennlp.common.util import prepare_environment  # noqa: E402
 from allennlp.nn import util as nn_util  # noqa: E402
 from allennlp.training import GradientDescentTrainer  # noqa: E402
+from allennlp.training.callbacks import TrainerCallback  # noqa: E402
 from common import (  # noqa: E402
     environment,
     fmt,
@@ -108,10 +109,13 @@ def build_trainer(config: str, args: argparse.Namespace, workdir: Path) -> Gradi
 
 
 def training_step(
-    trainer: GradientDescentTrainer, batch: Dict[str, object], autocast
+    trainer: GradientDescentTrainer,
+    batch: Dict[str, object],
+    autocast,
+    callbacks: Sequence[TrainerCallback] = (),
 ) -> Callable[[], torch.Tensor]:
-    """One step of `GradientDescentTrainer._train_epoch` on `batch` (see the module docstring);
-    returns the loss."""
+    """One step of `GradientDescentTrainer._train_epoch` on `batch` (see the module docstring),
+    then the `on_batch` of `callbacks`; returns the loss."""
 
     def step() -> torch.Tensor:
         trainer.optimizer.zero_grad()
@@ -123,8 +127,8 @@ def training_step(
         trainer.rescale_gradients()
         trainer.clip_gradient()
         trainer.optimizer.step()
-        # What the trainer's callbacks do after the step (PPO's further parser updates).
-        for callback in trainer._callbacks:
+        # What `callbacks` do after the trainer's step (PPO's further parser updates).
+        for callback in callbacks:
             callback.on_batch(trainer, [batch], [outputs], {}, 0, 1, is_training=True)
         trainer.model.get_metrics(reset=False)
         return loss

@@ -1,22 +1,35 @@
-"""benchmarks/listops_epoch_speed.py end to end on the ListOps fixture lines (one batch, two
-policies): the table and its JSON are written, with a time for each policy."""
+"""benchmarks/listops_epoch_speed.py end to end on the ListOps fixture lines (one batch, three
+policies): the table and its JSON are written, with a time for each policy; PPO's step includes
+its further parser updates (the config's callback runs)."""
 
 import json
 import runpy
 import sys
 
+from spinn_allennlp.modules.policy_gradient import ParserUpdate
 from spinn_allennlp.testing import PROJECT_ROOT
 from spinn_allennlp.testing.configs import LISTOPS_SAMPLE
 
 
 def test_the_benchmark_times_each_policy(tmp_path, monkeypatch):
     monkeypatch.chdir(PROJECT_ROOT)
-    argv = ["listops_epoch_speed.py", "--configs", "spinn_pi_nt,spinn_gumbel", "--batches", "1"]
+    argv = ["listops_epoch_speed.py", "--configs", "spinn_pi_nt,spinn_gumbel,spinn_ppo"]
+    argv += ["--batches", "1"]
     argv += ["--threads", "1", "--train-data", str(LISTOPS_SAMPLE), "--out", str(tmp_path)]
     monkeypatch.setattr(sys, "argv", argv)
+    further_updates = []
+    surrogate = ParserUpdate.loss
+
+    def counted(update):
+        further_updates.append(update)
+        return surrogate(update)
+
+    monkeypatch.setattr(ParserUpdate, "loss", counted)
     runpy.run_path(str(PROJECT_ROOT / "benchmarks" / "listops_epoch_speed.py"), run_name="__main__")
     data = json.loads((tmp_path / "listops_epoch_cpu.json").read_text())
-    assert set(data["results"]) == {"spinn_pi_nt", "spinn_gumbel"}
+    assert set(data["results"]) == {"spinn_pi_nt", "spinn_gumbel", "spinn_ppo"}
+    # PPO's three further updates ran after each of its two steps (one untimed, one timed).
+    assert len(further_updates) == 2 * 3
     for result in data["results"].values():
         assert len(result["step_seconds"]) == 1 and result["epoch_seconds"] > 0
     table = (tmp_path / "listops_epoch_cpu.md").read_text()
