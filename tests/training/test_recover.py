@@ -1,5 +1,7 @@
 """An interrupted `allennlp train` (SIGKILL mid-epoch), run again with `--recover`, ends with
-the same weights and metrics, bit for bit, as a run never interrupted."""
+the same weights and metrics, bit for bit, as a run never interrupted: the full SPINN, and a
+latent parser trained by REINFORCE and PPO's further updates (a trainer callback that steps the
+optimizer after the trainer's step, with dropout drawn in each further pass)."""
 
 import json
 
@@ -15,10 +17,17 @@ NOT_COMPARED = ("training_duration", "training_start_epoch", "training_epochs", 
 NOT_COMPARED += ("training_worker_", "training_cpu_", "validation_worker_")
 
 
-def overrides(marker_dir, kill_points):
+CONFIGS = {
+    "spinn": "training_config/spinn.jsonnet",
+    "spinn_ppo": "training_config/pair_classification/spinn_ppo.jsonnet",
+}
+
+
+def overrides(variant, marker_dir, kill_points):
+    further_updates = [{"type": "parser_updates"}] if variant == "spinn_ppo" else []
     return as_json(
         snli_small_overrides(
-            "spinn",
+            variant,
             **{
                 "trainer.num_epochs": 3,
                 # A random batch order (and the validation loader's bucket sampler, which
@@ -28,6 +37,7 @@ def overrides(marker_dir, kill_points):
                 "trainer.checkpointer": {"save_every_num_batches": 2},
                 "trainer.callbacks": [
                     {"type": "restore_random_state"},
+                    *further_updates,
                     {
                         # --include-package skips modules named test*: the full class name
                         # makes AllenNLP import it.
@@ -41,16 +51,16 @@ def overrides(marker_dir, kill_points):
     )
 
 
-def train(out, marker_dir, kill_points, *extra, check=True):
+def train(variant, out, marker_dir, kill_points, *extra, check=True):
     return run_allennlp(
         "train",
-        "training_config/spinn.jsonnet",
+        CONFIGS[variant],
         "-s",
         str(out),
         "--include-package",
         "spinn_allennlp",
         "-o",
-        overrides(marker_dir, kill_points),
+        overrides(variant, marker_dir, kill_points),
         *extra,
         cwd=PROJECT_ROOT,
         check=check,
@@ -58,20 +68,21 @@ def train(out, marker_dir, kill_points, *extra, check=True):
 
 
 @pytest.mark.robustness
-def test_recovered_run_ends_as_the_uninterrupted_one(tmp_path):
-    train(tmp_path / "uninterrupted", tmp_path / "never", [])
+@pytest.mark.parametrize("variant", sorted(CONFIGS))
+def test_recovered_run_ends_as_the_uninterrupted_one(tmp_path, variant):
+    train(variant, tmp_path / "uninterrupted", tmp_path / "never", [])
 
     out, markers = tmp_path / "interrupted", tmp_path / "markers"
     # Killed after batch 1 of epoch 1: the last checkpoint is the end of epoch 0. Then, in the
     # recovered run, after batch 3 of epoch 2: the last checkpoint is mid-epoch (batch 2).
     points = [[1, 1], [2, 3]]
-    first = train(out, markers, points, check=False)
+    first = train(variant, out, markers, points, check=False)
     assert first.returncode == -9, first.stderr[-2000:]  # SIGKILL
     assert not (out / "model.tar.gz").exists()
-    second = train(out, markers, points, "--recover", check=False)
+    second = train(variant, out, markers, points, "--recover", check=False)
     assert second.returncode == -9, second.stderr[-2000:]
     assert "random state restored from the checkpoint at epoch 1" in second.stdout + second.stderr
-    third = train(out, markers, points, "--recover")
+    third = train(variant, out, markers, points, "--recover")
     assert "random state restored from the checkpoint at epoch 2" in third.stdout + third.stderr
     assert sorted(p.name for p in markers.iterdir()) == ["killed_e1_b1", "killed_e2_b3"]
 
