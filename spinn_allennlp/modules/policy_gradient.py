@@ -12,6 +12,10 @@ from spinn_allennlp.core.supervision import (
     policy_gradient_loss,
 )
 
+# A run whose further updates are not taken for this many training batches in a row has no
+# `parser_updates` callback (or a trainer that ignores it): an error, early in the first epoch.
+UNTAKEN_LIMIT = 20
+
 # policy -> ((B,) the task's loss of each example, the encoder's outputs of that pass): the
 # model's forward pass again, from its inputs, with trees chosen by `policy`.
 Rerun = Callable[[TransitionPolicy], Tuple[torch.Tensor, Sequence[Optional[SpinnOutput]]]]
@@ -37,8 +41,9 @@ class PolicyGradient(FromParams):
     the parser's parameters move. The model hands these updates to the trainer in its output
     (`"parser_update"`), and the trainer callback `parser_updates` takes them: a model cannot
     step the optimizer itself, and the callback runs after the trainer's own step and before
-    the checkpoint, so `--recover` stays exact. A run with K > 1 and no such callback stops at
-    its second batch with an error naming it.
+    the checkpoint, so `--recover` stays exact. A run with K > 1 and no such callback stops
+    within its first 20 batches with an error naming it (not at the first: under gradient
+    accumulation the callback takes a batch's updates only after the later batches of its group).
 
     A model that takes a `policy_gradient` (`spinn_classifier`, `spinn_nli`) calls
     :meth:`loss`; the encoder needs a parser (`predict_transitions: true`) and no gold
@@ -88,6 +93,7 @@ class PolicyGradient(FromParams):
         self._recording: Optional[Sampled] = None
         self._update: Optional["ParserUpdate"] = None
         self._previous_update: Optional["ParserUpdate"] = None
+        self._batches_not_taken = 0
 
     def policy(self) -> TransitionPolicy:
         """How trees are chosen while the model trains (call once per training batch)."""
@@ -135,11 +141,18 @@ class PolicyGradient(FromParams):
         return update
 
     def _keep_update(self, log_probs: torch.Tensor, advantage: torch.Tensor, rerun: Rerun) -> None:
-        if self._previous_update is not None and self._previous_update.taken == 0:
+        # Batches in a row whose predecessor's updates were not taken by the time they came:
+        # one at a time under gradient accumulation (the callback takes a whole group's after
+        # its step), every batch when nothing takes them.
+        previous = self._previous_update
+        self._batches_not_taken = (
+            self._batches_not_taken + 1 if previous is not None and previous.taken == 0 else 0
+        )
+        if self._batches_not_taken >= UNTAKEN_LIMIT:
             raise ConfigurationError(
                 "policy_gradient.updates_per_batch > 1 needs the trainer callback "
-                '{"type": "parser_updates"}: the last batch\'s further parser updates were '
-                "never taken"
+                f'{{"type": "parser_updates"}}: the further parser updates of the last '
+                f"{UNTAKEN_LIMIT} training batches were never taken"
             )
         if self._recording is None or self._recording.draws is None:
             raise RuntimeError("the trees were not sampled by this policy gradient's policy()")

@@ -7,6 +7,7 @@ import torch
 from allennlp.commands.train import train_model_from_file
 from allennlp.common.checks import ConfigurationError
 
+from spinn_allennlp.modules.policy_gradient import UNTAKEN_LIMIT, ParserUpdate
 from spinn_allennlp.testing.configs import as_json, listops_config, listops_small_overrides
 
 ONE_BATCH = {"data_loader": {"batch_sampler": None, "batch_size": 1000}}
@@ -41,10 +42,36 @@ def test_further_updates_move_the_parser_alone(tmp_path):
 
 
 def test_updates_without_the_callback_are_an_error(tmp_path):
+    """Found within the first UNTAKEN_LIMIT batches (here 24 batches of one line)."""
+    one_line_batches = {"data_loader": {"batch_sampler": None, "batch_size": 1}}
+    assert UNTAKEN_LIMIT < 24
     with pytest.raises(ConfigurationError, match="parser_updates"):
-        train_ppo(tmp_path / "run", **WITHOUT_CALLBACK)
+        train_ppo(tmp_path / "run", **WITHOUT_CALLBACK, **one_line_batches)
 
 
 def test_the_callback_without_updates_is_an_error(tmp_path):
     with pytest.raises(ConfigurationError, match="updates_per_batch above 1"):
         train_ppo(tmp_path / "run", **{"model.policy_gradient.updates_per_batch": 1})
+
+
+def test_gradient_accumulation_takes_every_batchs_updates(tmp_path):
+    """Under gradient accumulation the callback runs once per group of batches and takes the
+    updates of each batch in it; no batch's are left."""
+    taken = []
+    surrogate = ParserUpdate.loss
+
+    def counted(update):
+        taken.append(update)
+        return surrogate(update)
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(ParserUpdate, "loss", counted)
+        train_ppo(
+            tmp_path / "run",
+            **{
+                "data_loader": {"batch_sampler": None, "batch_size": 1},
+                "trainer.num_gradient_accumulation_steps": 4,
+            },
+        )
+    # 24 one-line batches, each with 3 further updates.
+    assert len(taken) == 24 * 3 and len({id(update) for update in taken}) == 24
