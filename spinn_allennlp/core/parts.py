@@ -38,6 +38,9 @@ class SpinnParts:
     # False: the tracker's state stays out of the composition's extra input (the tracker only
     # parses).
     composition_reads_tracker: bool = True
+    # False: the tracker reads the nodes' h detached, so nothing the parser computes (its
+    # losses, or its state) sends gradients back into the nodes (see Spinn).
+    parser_trains_nodes: bool = True
 
     @property
     def node_dim(self) -> int:
@@ -46,6 +49,11 @@ class SpinnParts:
     @property
     def has_parser(self) -> bool:
         return self.tracker is not None and self.tracker.transition_classifier is not None
+
+    def parser_view(self, hidden: torch.Tensor) -> torch.Tensor:
+        """The nodes' h as the tracker (and the summaries it reads) take them: detached when
+        the parser must not train them (``parser_trains_nodes=False``)."""
+        return hidden if self.parser_trains_nodes else hidden.detach()
 
     def type_vector(self, types: Optional[torch.Tensor]) -> Optional[torch.Tensor]:
         """The embedding of each REDUCE type (typed REDUCE), None otherwise; ``types`` may be

@@ -44,6 +44,13 @@ class Spinn(nn.Module):
       children only, as SPINN-PI-NT's; the tracker is then the parser's own network (as the
       separate parsers of Choi et al. 2018 and Havrylov et al. 2019), so a latent parser's
       trees are the only route from word order to the sentence vector.
+    * ``parser_trains_nodes=False`` (with tracking): the tracker reads the nodes' h detached,
+      so no gradient passes from the parser back into the nodes: its losses (the transition
+      loss, REINFORCE's and PPO's terms) train its own network only, never the composition,
+      the leaves or the embeddings, which only the task's loss trains — the disjoint syntax
+      and semantics of Havrylov et al. (2019). (With ``composition_reads_tracker`` the task's
+      loss then reaches the nodes through the composition alone, not through the tracker.)
+      The values computed are the same either way.
     * ``summary_dim>0`` (needs tracking): the tracker also reads LSTM summaries of the whole
       stack and of the whole buffer (NSHRDLU §3.1; ``cells.Summaries``), not only their tops.
 
@@ -70,6 +77,7 @@ class Spinn(nn.Module):
         type_dim: int = 16,
         summary_dim: int = 0,
         composition_reads_tracker: bool = True,
+        parser_trains_nodes: bool = True,
     ) -> None:
         super().__init__()
         check_options(
@@ -85,6 +93,12 @@ class Spinn(nn.Module):
             reduce_types=num_reduce_types,
             summary_dim=summary_dim,
         )
+        if not parser_trains_nodes and not tracking_dim:
+            raise ValueError(
+                "parser_trains_nodes=False detaches the tracker's inputs: it needs a tracker "
+                "(tracking_dim > 0)"
+            )
+        self.parser_trains_nodes = parser_trains_nodes
         self.input_dim = input_dim
         self.hidden_dim = hidden_dim
         self.has_parser = predict_transitions
@@ -142,6 +156,7 @@ class Spinn(nn.Module):
             type_classifier=self.type_classifier,
             sparse_compose=self.sparse_compose,
             composition_reads_tracker=self.composition_reads_tracker,
+            parser_trains_nodes=self.parser_trains_nodes,
         )
 
     def forward(

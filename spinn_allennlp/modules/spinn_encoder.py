@@ -141,6 +141,14 @@ class SpinnEncoder(TreeEncoder):
         parser's own network: for a parser that learns from the task alone, the trees are then
         the only way word order reaches the sentence vector (a tracker feeding every node can
         carry it past any tree, right-branching ones included).
+    parser_trains_nodes : `bool`, optional (default = `True`)
+        With tracking: whether gradients pass from the tracker back into the nodes it reads
+        (the words' and the stack's vectors). False detaches them: the parser's losses (the
+        transition loss, REINFORCE's and PPO's terms) then train the parser's own network only,
+        never the composition, the leaf projection or the embeddings, which only the task's
+        loss trains (Havrylov et al. 2019's disjoint syntax and semantics). For a parser
+        trained by the task alone: otherwise its term also sharpens the nodes it reads, at the
+        composition's larger learning rate. The values computed do not change.
     summary_dim : `int`, optional (default = `0`)
         With tracking: the tracker also reads LSTM summaries of the whole stack (a stack LSTM,
         as Dyer et al. 2015) and of the whole buffer, each of this size (NSHRDLU §3.1); 0 for
@@ -184,6 +192,7 @@ class SpinnEncoder(TreeEncoder):
         mixed_precision: Optional[str] = None,
         gumbel_straight_through: bool = False,
         composition_reads_tracker: bool = True,
+        parser_trains_nodes: bool = True,
     ) -> None:
         super().__init__()
         if mixed_precision not in MIXED_PRECISION:
@@ -221,6 +230,7 @@ class SpinnEncoder(TreeEncoder):
             type_dim=type_dim,
             summary_dim=summary_dim,
             composition_reads_tracker=composition_reads_tracker,
+            parser_trains_nodes=parser_trains_nodes,
         )
         self.parse_at_test_time = parse_at_test_time
         self.self_transition_prob = self_transition_prob

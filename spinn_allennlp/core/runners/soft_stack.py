@@ -212,8 +212,9 @@ def run_soft_stack(
         else:
             second = torch.zeros_like(top)
 
+        view = parts.parser_view
         tracker_state, logits = tracker(
-            hidden(buffer_top), hidden(top), hidden(second), tracker_state
+            view(hidden(buffer_top)), view(hidden(top)), view(hidden(second)), tracker_state
         )
         all_logits.append(logits)
         type_logits = None if type_classifier is None else type_classifier(tracker_state[0])

@@ -262,13 +262,19 @@ class _Tracked:
         # The words' tape rows (sorted blocks, mask order within a block) and, per tape row,
         # the index of its word (the empty buffer's index for the zero rows).
         word_rows = batch.word_rows()[batch.mask]
-        self.loop = self.tracker.loop(self.hidden(tape.read(word_rows)), steps)
+        self.loop = self.tracker.loop(parts.parser_view(self.hidden(tape.read(word_rows))), steps)
         self.word_index = torch.full(
             (tape.data.size(0),), self.loop.empty, dtype=torch.long, device=batch.device
         ).index_copy_(0, word_rows, torch.arange(word_rows.numel(), device=batch.device))
         self.summaries = (
             _SummaryState(
-                parts.summaries, tape, self.hidden, base, lengths, batch.total_steps, batch.inputs
+                parts.summaries,
+                tape,
+                lambda nodes: parts.parser_view(self.hidden(nodes)),
+                base,
+                lengths,
+                batch.total_steps,
+                batch.inputs,
             )
             if parts.summaries is not None
             else None
@@ -277,7 +283,7 @@ class _Tracked:
     def observe(self, read_rows: torch.Tensor, columns: torch.Tensor):
         k = read_rows.size(0)
         # h of [stack second, stack top].
-        stack = self.tape.read(read_rows[:, 1:].flatten(), self.hidden_dim)
+        stack = self.parts.parser_view(self.tape.read(read_rows[:, 1:].flatten(), self.hidden_dim))
         self.state = self.loop(
             self.word_index.index_select(0, read_rows[:, 0]),
             stack.view(k, 2, self.hidden_dim),
@@ -299,7 +305,8 @@ class _Tracked:
 
     def pushed(self, push_rows: torch.Tensor, slots: torch.Tensor, t: int) -> None:
         if self.summaries is not None:
-            self.summaries.push(self.hidden(self.tape.read(push_rows)), slots, t)
+            nodes = self.parts.parser_view(self.hidden(self.tape.read(push_rows)))
+            self.summaries.push(nodes, slots, t)
 
     def logits_after_loop(self) -> List[torch.Tensor]:
         """The logits of every step not scored during the loop, in step order (as the
