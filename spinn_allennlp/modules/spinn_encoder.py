@@ -406,9 +406,14 @@ class SpinnEncoder(TreeEncoder):
     def _check_parser_is_trained(self, has_gold: bool) -> None:
         """Warns (once each) when the parser is trained without gold transitions, and when no
         gradient has reached it after `UNTRAINED_PARSER_BATCHES` training batches: then it
-        picks trees with an untrained argmax."""
-        self._training_passes += 1
+        picks trees with an untrained argmax. A frozen parser (its classifier's
+        ``requires_grad`` off, e.g. one trained elsewhere) is left alone: no gradient can
+        reach it, and none is meant to."""
         tracker = self.spinn.tracker
+        if tracker is not None and tracker.transition_classifier is not None:
+            if not tracker.transition_classifier.weight.requires_grad:
+                return
+        self._training_passes += 1
         if self._training_passes == 1 and tracker is not None:
             assert tracker.transition_classifier is not None  # called only with a parser
             self._parser_probe.watch(tracker.transition_classifier.weight)

@@ -172,6 +172,22 @@ def test_an_untrained_parser_is_reported_once(caplog):
     )
 
 
+def test_a_frozen_parser_trains_the_rest_without_warning(caplog):
+    """A parser frozen on purpose (requires_grad off, e.g. trained elsewhere): the probe
+    cannot hook its weights (torch refuses a hook on a tensor without gradient, which crashed
+    the first training batch), and no warning is due."""
+    caplog.set_level(logging.WARNING, logger=LOGGER)
+    encoder = SpinnEncoder(5, 4, tracking_dim=3, predict_transitions=True).train()
+    for parameter in encoder.spinn.parser_parameters():
+        parameter.requires_grad_(False)
+    inputs, mask, _ = parser_batch()
+    for policy in (None, Sampled()):
+        for _ in range(UNTRAINED_PARSER_BATCHES + 1):
+            encoder.encode(inputs.float(), mask, policy=policy).sentence.sum().backward()
+    assert not [r for r in caplog.records if r.name == LOGGER]
+    assert encoder.spinn.compose.linear.weight.grad.abs().sum() > 0
+
+
 @pytest.mark.parametrize(
     "options", [dict(soft_stack=True), dict(soft_stack=True, gumbel_straight_through=True)]
 )
