@@ -251,6 +251,17 @@ class SpinnEncoder(TreeEncoder):
         return self.spinn.has_parser
 
     @property
+    def parser_frozen(self) -> bool:
+        """Whether the parser's parameters (`Spinn.parser_parameters()`) are frozen
+        (`requires_grad` off): set by the `parser_warmup` callback, or by hand."""
+        return not any(p.requires_grad for p in self.spinn.parser_parameters())
+
+    @parser_frozen.setter
+    def parser_frozen(self, frozen: float) -> None:
+        for parameter in self.spinn.parser_parameters():
+            parameter.requires_grad_(not frozen)
+
+    @property
     def num_reduce_types(self) -> int:
         return self.spinn.num_reduce_types
 

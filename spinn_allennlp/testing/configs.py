@@ -196,6 +196,7 @@ LISTOPS_VARIANTS = [
     "spinn_soft_annealed",
     "spinn_gumbel",
     "spinn_ppo",
+    "spinn_reinforce_warmup",
 ]
 LISTOPS_SMALL: Dict[str, Any] = {
     "train_data_path": str(LISTOPS_SAMPLE),

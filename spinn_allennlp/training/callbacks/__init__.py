@@ -3,6 +3,7 @@ from spinn_allennlp.training.callbacks.parser_temperature_schedule import (
     ParserTemperatureSchedule,
 )
 from spinn_allennlp.training.callbacks.parser_updates import ParserUpdates
+from spinn_allennlp.training.callbacks.parser_warmup import ParserWarmup
 from spinn_allennlp.training.callbacks.random_state import (
     RestoreRandomState,
     get_random_state,
@@ -14,6 +15,7 @@ __all__ = [
     "EncoderSchedule",
     "ParserTemperatureSchedule",
     "ParserUpdates",
+    "ParserWarmup",
     "RestoreRandomState",
     "SelfTransitionSchedule",
     "get_random_state",

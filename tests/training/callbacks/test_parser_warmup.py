@@ -1,0 +1,57 @@
+"""The `parser_warmup` callback through AllenNLP's trainer (`listops_spinn_reinforce_warmup`,
+small, on real ListOps lines): while it holds, the run is exactly a run whose parser has
+learning rate 0 (the parser keeps its initial weights, everything else trains the same), and
+after it the parser trains."""
+
+import pytest
+import torch
+from allennlp.commands.train import train_model_from_file
+from allennlp.common.checks import ConfigurationError
+
+from spinn_allennlp.testing.configs import as_json, listops_config, listops_small_overrides
+
+# 24 lines in batches of 4; gradient clipping that never acts (its norm would count the
+# gradients the lr-0 parser still gets).
+SIX_BATCHES = {"data_loader": {"batch_sampler": None, "batch_size": 4}, "trainer.grad_norm": 1e9}
+PARSER_LR_ZERO = {
+    "trainer.optimizer.parameter_groups": [[["_encoder\\.spinn\\.tracker\\."], {"lr": 0.0}]],
+    "trainer.callbacks": [{"type": "restore_random_state"}],
+}
+
+
+def train(directory, **overrides):
+    config = listops_config("spinn_reinforce_warmup")
+    overrides = listops_small_overrides("spinn_reinforce_warmup", **SIX_BATCHES, **overrides)
+    model = train_model_from_file(config, directory, overrides=as_json(overrides))
+    return {name: p.detach().clone() for name, p in model.named_parameters()}
+
+
+def warmup(batches):
+    return {
+        "trainer.callbacks": [
+            {"type": "restore_random_state"},
+            {"type": "parser_warmup", "batches": batches},
+        ]
+    }
+
+
+def test_a_frozen_parser_is_a_parser_with_learning_rate_zero(tmp_path):
+    train(tmp_path / "frozen", **warmup(6), **{"trainer.num_epochs": 2})
+    # The weights after the second epoch (its checkpoint; the trainer returns the best epoch's).
+    (last,) = (tmp_path / "frozen").glob("model_state_e2_*.th")
+    frozen = torch.load(last, map_location="cpu")
+    # lr 0 on the parser's group; it still gets gradients, which reach nothing else
+    # (parser_trains_nodes: false), so every parameter must end bit for bit the same.
+    still = train(tmp_path / "lr0", **PARSER_LR_ZERO, **{"trainer.num_epochs": 1})
+    once = train(tmp_path / "frozen1", **warmup(6), **{"trainer.num_epochs": 1})
+    parser = [name for name in once if ".tracker." in name]
+    assert parser and len(parser) < len(once)
+    for name in once:
+        assert torch.equal(once[name], still[name]), name
+    # The second epoch: unfrozen, the parser moves.
+    assert [name for name in parser if torch.equal(frozen[name], once[name])] == []
+
+
+def test_batches_must_be_positive(tmp_path):
+    with pytest.raises(ConfigurationError, match="batches must be positive"):
+        train(tmp_path / "run", **warmup(0))
