@@ -1,0 +1,278 @@
+"""Why does a latent ListOps parser collapse to a trivial tree? Two measurements on a run's
+folder (its config.json and vocabulary; docs/latent_trees.md, "Why they collapse"):
+
+    .venv/bin/python scripts/parser_collapse.py inspect RUN RUN/model_state_e4_b0.th
+    .venv/bin/python scripts/parser_collapse.py reward RUN --batches 400
+
+``inspect``: on dev lines (at most ``--max-tokens`` tokens, the first ``--lines``), the parser's
+legal-move distribution at the steps where both moves are legal: its mean entropy (ln 2 =
+0.693 is uniform), the share of steps where the move drawn has probability > 0.99, the mean
+and standard deviation of the REDUCE - SHIFT logit gap, and the share of sentences whose drawn
+tree is exactly right- or left-branching; and the mean norm of the sentence vectors (what the
+composition's nodes have grown to). For each weights file: the trained model, the trained
+model with its parser's weights (``Spinn.parser_parameters()``) put back to a fresh
+initialisation, and the fresh model with the trained parser: which of the two moved the
+parser to its trivial tree.
+
+``reward``: a fresh model whose parser is frozen at its initialisation (near-uniform moves)
+trains its composition on the trees that parser draws (Adam 10^-3, batches of 128, training
+lines of the config's reader); every few batches, the dev loss under the gold, balanced, left-
+and right-branching trees and the drawn ones, and the push REINFORCE would give the parser's
+REDUCE - SHIFT bias: the gradient of ``-mean(A log p(tree))`` over 8 draws per line, with the
+greedy tree's loss as the baseline and with the draws' mean (x 1000; > 0: a descent step
+favours SHIFT, towards right-branching trees).
+"""
+
+import argparse
+import copy
+import json
+import random
+import time
+from pathlib import Path
+from typing import Callable, Dict, List, Optional, Sequence
+
+import torch
+from allennlp.common import Params
+from allennlp.common.util import import_module_and_submodules
+from allennlp.data import Batch, Instance, Vocabulary
+from allennlp.data.dataset_readers import DatasetReader
+from allennlp.models import Model
+from allennlp.nn import util
+
+from spinn_allennlp.core import transitions as tr
+from spinn_allennlp.core.policies import Given, Greedy, Sampled, TransitionPolicy
+from spinn_allennlp.modules.tree_encoder import encode
+
+DEV = "data/listops/generated/dev_d20s.tsv"
+TRAIN = "data/listops/generated/train_d20s.tsv"
+SHAPES: Dict[str, Callable[[int], List[int]]] = {
+    "balanced": tr.balanced_transitions,
+    "left": tr.left_branching_transitions,
+    "right": tr.right_branching_transitions,
+}
+
+
+class Run:
+    """A run's model as its config builds it, with its vocabulary."""
+
+    def __init__(self, folder: Path) -> None:
+        import_module_and_submodules("spinn_allennlp")
+        self.config = json.loads((folder / "config.json").read_text())
+        self.vocab = Vocabulary.from_files(folder / "vocabulary")
+
+    def model(self, weights: Optional[Path] = None) -> Model:
+        model = Model.from_params(
+            vocab=self.vocab, params=Params(copy.deepcopy(self.config["model"]))
+        )
+        if weights is not None:
+            model.load_state_dict(torch.load(weights, map_location="cpu"))
+        return model
+
+    def read(self, path: str, reader_key: str, max_tokens: int, lines: int) -> List[Instance]:
+        reader = DatasetReader.from_params(Params(copy.deepcopy(self.config[reader_key])))
+        kept = []
+        for instance in reader.read(path):
+            if len(instance["tokens"]) <= max_tokens:
+                instance.index_fields(self.vocab)
+                kept.append(instance)
+                if len(kept) == lines:
+                    break
+        return kept
+
+
+def parser_names(model: Model) -> List[str]:
+    parser = {id(p) for p in model._encoder.spinn.parser_parameters()}
+    return [name for name, p in model.named_parameters() if id(p) in parser]
+
+
+def with_parser_of(model: Model, donor: Model) -> Model:
+    """A copy of ``model`` whose parser's weights are ``donor``'s."""
+    mixed = copy.deepcopy(model)
+    state = mixed.state_dict()
+    donor_state = donor.state_dict()
+    for name in parser_names(model):
+        state[name] = donor_state[name]
+    mixed.load_state_dict(state)
+    return mixed
+
+
+def tensors(instances: Sequence[Instance]):
+    batch = Batch(list(instances)).as_tensor_dict()
+    return batch, util.get_text_field_mask(batch["tokens"])
+
+
+def shaped(mask: torch.Tensor, shape: Callable[[int], List[int]]) -> torch.Tensor:
+    rows = [shape(int(n)) for n in mask.sum(1)]
+    width = max(len(row) for row in rows)
+    return torch.tensor([row + [tr.PAD] * (width - len(row)) for row in rows])
+
+
+def losses(model: Model, batch, mask, policy: TransitionPolicy, transitions=None):
+    embedded = model._embedder(batch["tokens"])
+    tree = encode(model._encoder, embedded, mask, transitions, policy=policy).tree
+    logits = model._output_layer(model._mlp(tree.sentence))
+    gold = batch["label"].long().view(-1)
+    return torch.nn.functional.cross_entropy(logits, gold, reduction="none"), tree
+
+
+def is_shape(transitions: torch.Tensor, mask: torch.Tensor, shape) -> float:
+    same = [
+        [t for t in row if t != tr.PAD] == shape(int(n))
+        for row, n in zip(transitions.tolist(), mask.sum(1))
+    ]
+    return sum(same) / len(same)
+
+
+def parser_statistics(model: Model, instances: Sequence[Instance], seed: int) -> Dict[str, float]:
+    model.eval()
+    batch, mask = tensors(instances)
+    with torch.no_grad():
+        torch.manual_seed(seed)
+        _, tree = losses(model, batch, mask, Sampled())
+    free = tree.action_entropy > 0  # steps where both moves were legal
+    gap = (tree.transition_logits[..., tr.REDUCE] - tree.transition_logits[..., tr.SHIFT])[free]
+    return {
+        "free steps": int(free.sum()),
+        "entropy": tree.action_entropy[free].mean().item(),
+        "p(drawn) > 0.99": (tree.action_log_probs[free].exp() > 0.99).float().mean().item(),
+        "gap mean": gap.mean().item(),
+        "gap sd": gap.std().item(),
+        "right-branching": is_shape(tree.transitions, mask, tr.right_branching_transitions),
+        "left-branching": is_shape(tree.transitions, mask, tr.left_branching_transitions),
+        "|sentence|": tree.sentence.norm(dim=-1).mean().item(),
+    }
+
+
+def inspect(args) -> None:
+    run = Run(args.run)
+    dev = run.read(args.data or DEV, "validation_dataset_reader", args.max_tokens, args.lines)
+    torch.manual_seed(args.seed)
+    fresh = run.model()
+    rows = [("fresh initialisation", parser_statistics(fresh, dev, args.seed))]
+    for weights in args.weights:
+        trained = run.model(weights)
+        rows += [
+            (f"{weights.name}", parser_statistics(trained, dev, args.seed)),
+            (
+                "  its parser reset",
+                parser_statistics(with_parser_of(trained, fresh), dev, args.seed),
+            ),
+            (
+                "  fresh, its parser",
+                parser_statistics(with_parser_of(fresh, trained), dev, args.seed),
+            ),
+        ]
+    keys = list(rows[0][1])
+    print("| model | " + " | ".join(keys) + " |")
+    print("|---|" + "---:|" * len(keys))
+    for name, values in rows:
+        print(f"| {name} | " + " | ".join(f"{values[k]:.3g}" for k in keys) + " |")
+    if args.json:
+        args.json.write_text(json.dumps([{"model": n, **v} for n, v in rows], indent=2) + "\n")
+
+
+def reinforce_push(model: Model, batch, mask, step: int, draws: int = 8) -> Dict[str, float]:
+    """The gradient of REINFORCE's loss on the REDUCE - SHIFT bias of the parser (x 1000)."""
+    with torch.no_grad():
+        greedy = losses(model, batch, mask, Greedy())[0]
+    bias = model._encoder.spinn.tracker.transition_classifier.bias
+    was = bias.requires_grad
+    bias.requires_grad_(True)
+    drawn = []
+    for k in range(draws):
+        torch.manual_seed(20_000 + 100 * step + k)
+        loss, tree = losses(model, batch, mask, Sampled())
+        drawn.append((loss.detach(), tree.action_log_probs.sum(1)))
+    mean = torch.stack([loss for loss, _ in drawn]).mean(0)
+    push = {}
+    for name, baseline in (("greedy", greedy), ("mean", mean)):
+        bias.grad = None
+        total = sum(-((baseline - loss) * log_p).mean() / draws for loss, log_p in drawn)
+        total.backward(retain_graph=name == "greedy")
+        push[f"push ({name} baseline)"] = 1000 * (bias.grad[tr.REDUCE] - bias.grad[tr.SHIFT]).item()
+    bias.grad = None
+    bias.requires_grad_(was)
+    return push
+
+
+def reward(args) -> None:
+    run = Run(args.run)
+    train = run.read(args.train or TRAIN, "dataset_reader", 10**9, 10**9)
+    dev = run.read(args.data or DEV, "validation_dataset_reader", args.max_tokens, args.lines)
+    random.seed(args.seed)
+    torch.manual_seed(args.seed)
+    model = run.model()
+    for parameter in model._encoder.spinn.parser_parameters():
+        parameter.requires_grad_(False)
+    optimizer = torch.optim.Adam([p for p in model.parameters() if p.requires_grad], lr=1e-3)
+    dev_batch, dev_mask = tensors(dev)
+    gold = dev_batch.get("transitions")
+    report_at = {
+        b for b in (0, 25, 50, 100, 200, 300, 400, 600, 800, 1200, 1600) if b < args.batches
+    }
+    report_at.add(args.batches)
+    rows = []
+
+    def report(step: int) -> None:
+        model.eval()
+        row: Dict[str, float] = {"batches": step}
+        with torch.no_grad():
+            if gold is not None:
+                row["gold"] = losses(model, dev_batch, dev_mask, Given(), gold)[0].mean().item()
+            for name, shape in SHAPES.items():
+                given = shaped(dev_mask, shape)
+                row[name] = losses(model, dev_batch, dev_mask, Given(), given)[0].mean().item()
+            torch.manual_seed(10_000 + step)
+            row["drawn"] = losses(model, dev_batch, dev_mask, Sampled())[0].mean().item()
+        row.update(reinforce_push(model, dev_batch, dev_mask, step))
+        model.train()
+        rows.append(row)
+        print(json.dumps({k: round(v, 4) for k, v in row.items()}), flush=True)
+
+    report(0)
+    order = list(range(len(train)))
+    step, start = 0, time.time()
+    model.train()
+    while step < args.batches:
+        random.shuffle(order)
+        for first in range(0, len(order), args.batch_size):
+            batch, mask = tensors([train[i] for i in order[first : first + args.batch_size]])
+            loss = losses(model, batch, mask, Sampled())[0].mean()
+            optimizer.zero_grad()
+            loss.backward()
+            torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+            optimizer.step()
+            step += 1
+            if step in report_at:
+                report(step)
+            if step >= args.batches:
+                break
+    print(f"{time.time() - start:.0f} s")
+    if args.json:
+        args.json.write_text(json.dumps(rows, indent=2) + "\n")
+
+
+def main(argv: Optional[Sequence[str]] = None) -> None:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    commands = parser.add_subparsers(dest="command", required=True)
+    for name in ("inspect", "reward"):
+        command = commands.add_parser(name)
+        command.add_argument("run", type=Path, help="a run's folder (config.json, vocabulary)")
+        command.add_argument("--data", default=None, help=f"dev lines (default {DEV})")
+        command.add_argument("--lines", type=int, default=256 if name == "inspect" else 1024)
+        command.add_argument("--max-tokens", type=int, default=40 if name == "inspect" else 25)
+        command.add_argument("--seed", type=int, default=0)
+        command.add_argument("--json", type=Path, default=None, help="also write the rows here")
+    commands.choices["inspect"].add_argument("weights", type=Path, nargs="*")
+    commands.choices["reward"].add_argument("--train", default=None, help=f"default {TRAIN}")
+    commands.choices["reward"].add_argument("--batches", type=int, default=400)
+    commands.choices["reward"].add_argument("--batch-size", type=int, default=128)
+    args = parser.parse_args(argv)
+    torch.set_num_threads(1)
+    {"inspect": inspect, "reward": reward}[args.command](args)
+
+
+if __name__ == "__main__":
+    main()

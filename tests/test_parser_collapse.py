@@ -1,0 +1,59 @@
+"""scripts/parser_collapse.py on a small REINFORCE run over the real ListOps sample lines."""
+
+import json
+import math
+
+from allennlp.commands.train import train_model_from_file
+
+from spinn_allennlp.testing import load_script
+from spinn_allennlp.testing.configs import (
+    LISTOPS_SAMPLE,
+    as_json,
+    listops_config,
+    listops_small_overrides,
+)
+
+PARSER_COLLAPSE = load_script("scripts/parser_collapse.py")
+DATA = ["--data", str(LISTOPS_SAMPLE), "--lines", "24", "--max-tokens", "100"]
+
+
+def test_inspect_and_reward(tmp_path):
+    run = tmp_path / "run"
+    overrides = listops_small_overrides("spinn_reinforce", **{"trainer.num_epochs": 2})
+    train_model_from_file(listops_config("spinn_reinforce"), run, overrides=as_json(overrides))
+
+    PARSER_COLLAPSE.main(
+        [
+            "inspect",
+            str(run),
+            str(run / "model_state_e2_b0.th"),
+            *DATA,
+            "--json",
+            str(tmp_path / "i.json"),
+        ]
+    )
+    rows = json.loads((tmp_path / "i.json").read_text())
+    assert [row["model"] for row in rows] == [
+        "fresh initialisation",
+        "model_state_e2_b0.th",
+        "  its parser reset",
+        "  fresh, its parser",
+    ]
+    for row in rows:
+        assert row["free steps"] > 0
+        assert 0 <= row["entropy"] <= math.log(2) + 1e-6
+        for share in ("p(drawn) > 0.99", "right-branching", "left-branching"):
+            assert 0 <= row[share] <= 1
+    # An untrained parser's logits are small: its moves are near-uniform (0.667 here).
+    assert rows[0]["entropy"] > 0.5
+
+    PARSER_COLLAPSE.main(
+        ["reward", str(run), *DATA, "--train", str(LISTOPS_SAMPLE), "--batches", "6"]
+        + ["--batch-size", "8", "--json", str(tmp_path / "r.json")]
+    )
+    rows = json.loads((tmp_path / "r.json").read_text())
+    assert [row["batches"] for row in rows] == [0, 6]
+    # Untrained: every tree's loss is about ln 10 (10 labels, near-uniform output).
+    for shape in ("gold", "balanced", "left", "right", "drawn"):
+        assert abs(rows[0][shape] - math.log(10)) < 0.1, shape
+    assert all(math.isfinite(row["push (greedy baseline)"]) for row in rows)
