@@ -23,6 +23,8 @@ class ParserUpdates(TrainerCallback):
     per batch. `on_batch` runs after that step and before the checkpoint is written, so a run
     resumed with `--recover` goes on as the uninterrupted one would.
 
+    While the parser is frozen (`parser_warmup`), the further updates are skipped.
+
     The batch's metrics get `parser_clipped`: the fraction of trees whose probability ratio
     was outside PPO's clipping range at the last further update (0 means the clip never acted).
 
@@ -32,6 +34,7 @@ class ParserUpdates(TrainerCallback):
     def __init__(self, serialization_dir: str) -> None:
         super().__init__(serialization_dir)
         self._parser: List[torch.nn.Parameter] = []
+        self._frozen = False
 
     def on_start(self, trainer, is_primary: bool = True, **kwargs) -> None:
         if getattr(trainer, "_scaler", None) is not None:
@@ -44,6 +47,12 @@ class ParserUpdates(TrainerCallback):
         ]
         if not self._parser:
             raise ConfigurationError("parser_updates needs a spinn encoder with a parser")
+
+    def on_backward(self, trainer, batch_outputs, backward_called: bool, **kwargs) -> bool:
+        # Whether the parser is frozen during this batch's pass, before on_batch's callbacks
+        # (parser_warmup's unfreezing after its last frozen batch) change it.
+        self._frozen = not any(parameter.requires_grad for parameter in self._parser)
+        return False
 
     def on_batch(
         self,
@@ -66,6 +75,12 @@ class ParserUpdates(TrainerCallback):
                 "parser_updates: the model gave no parser update; set the model's "
                 "policy_gradient.updates_per_batch above 1, or drop this callback"
             )
+        if self._frozen:
+            # The parser was frozen (parser_warmup) while this batch's trees were drawn: its
+            # further updates are skipped, counted as done.
+            for update in updates:
+                update.taken = update.further
+            return
         parser = {id(parameter) for parameter in self._parser}
         # The rest of the model is frozen meanwhile: the backward pass then stops where no
         # parser parameter lies behind (the composition's weights, the embeddings), and no

@@ -52,6 +52,32 @@ def test_a_frozen_parser_is_a_parser_with_learning_rate_zero(tmp_path):
     assert [name for name in parser if torch.equal(frozen[name], once[name])] == []
 
 
+def test_ppo_updates_wait_for_the_warmup(tmp_path):
+    """PPO's further updates (the parser_updates callback) are skipped while the parser is
+    frozen, and taken after: the parser ends as a run whose parser has learning rate 0 after
+    one epoch of warm-up, and moves in the second."""
+    config = listops_config("spinn_ppo")
+    callbacks = {
+        "trainer.callbacks": [
+            {"type": "restore_random_state"},
+            {"type": "parser_warmup", "batches": 6},
+            {"type": "parser_updates"},
+        ]
+    }
+    overrides = listops_small_overrides(
+        "spinn_ppo", **SIX_BATCHES, **callbacks, **{"trainer.num_epochs": 2}
+    )
+    train_model_from_file(config, tmp_path / "ppo", overrides=as_json(overrides))
+    (first,) = (tmp_path / "ppo").glob("model_state_e1_*.th")
+    (second,) = (tmp_path / "ppo").glob("model_state_e2_*.th")
+    first, second = torch.load(first), torch.load(second)
+    parser = [name for name in first if ".tracker." in name]
+    fresh = train(tmp_path / "lr0", **PARSER_LR_ZERO, **{"trainer.num_epochs": 1})
+    for name in parser:
+        assert torch.equal(first[name], fresh[name]), name
+        assert not torch.equal(second[name], first[name]), name
+
+
 def test_batches_must_be_positive(tmp_path):
     with pytest.raises(ConfigurationError, match="batches must be positive"):
         train(tmp_path / "run", **warmup(0))
