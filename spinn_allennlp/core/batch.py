@@ -118,6 +118,9 @@ def prepare_batch(
     batch_size, max_tokens = mask.shape
     if transitions is not None:
         check_transitions_tensor(transitions, batch_size)
+        # Given transitions may be built elsewhere (e.g. on the CPU): checked and used on the
+        # inputs' device, beside the lengths.
+        transitions = transitions.to(device)
     if follow_given:
         if transitions is None:
             transitions = default_transitions(lengths)
