@@ -42,6 +42,7 @@ from allennlp.nn import util
 from spinn_allennlp.core import transitions as tr
 from spinn_allennlp.core.policies import Given, Greedy, Sampled, TransitionPolicy
 from spinn_allennlp.modules.tree_encoder import encode
+from spinn_allennlp.testing import pad_batch
 
 DEV = "data/listops/generated/dev_d20s.tsv"
 TRAIN = "data/listops/generated/train_d20s.tsv"
@@ -102,9 +103,8 @@ def tensors(instances: Sequence[Instance]):
 
 
 def shaped(mask: torch.Tensor, shape: Callable[[int], List[int]]) -> torch.Tensor:
-    rows = [shape(int(n)) for n in mask.sum(1)]
-    width = max(len(row) for row in rows)
-    return torch.tensor([row + [tr.PAD] * (width - len(row)) for row in rows])
+    """Each sentence's transitions of one fixed tree shape, padded."""
+    return pad_batch([shape(int(n)) for n in mask.sum(1)], tr.PAD)
 
 
 def losses(model: Model, batch, mask, policy: TransitionPolicy, transitions=None):
