@@ -20,7 +20,9 @@ lines of the config's reader); every few batches, the dev loss under the gold, b
 and right-branching trees and the drawn ones, and the push REINFORCE would give the parser's
 REDUCE - SHIFT bias: the gradient of ``-mean(A log p(tree))`` over 8 draws per line, with the
 greedy tree's loss as the baseline and with the draws' mean (x 1000; > 0: a descent step
-favours SHIFT, towards right-branching trees).
+favours SHIFT, towards right-branching trees); and, with gold trees, the bracket F1 against
+them of a draw taken at random, of each line's lowest-loss draw and of its highest-loss draw
+(does the loss single out gold-like trees among a line's draws?).
 """
 
 import argparse
@@ -171,18 +173,46 @@ def inspect(args) -> None:
         args.json.write_text(json.dumps([{"model": n, **v} for n, v in rows], indent=2) + "\n")
 
 
-def reinforce_push(model: Model, batch, mask, step: int, draws: int = 8) -> Dict[str, float]:
-    """The gradient of REINFORCE's loss on the REDUCE - SHIFT bias of the parser (x 1000)."""
+def best_of_draws(
+    draw_losses: torch.Tensor, draw_transitions: Sequence[torch.Tensor], gold: torch.Tensor
+) -> Dict[str, float]:
+    """Does the task's loss pick out gold-like trees among a line's draws? ``draw_losses``
+    (K, B): each draw's loss on each line; ``draw_transitions``: the K drawn (B, T) transition
+    tensors. Mean sentence-level bracket F1 against ``gold`` of a draw taken at random (the
+    mean over the K), of each line's lowest-loss draw and of its highest-loss draw, over the
+    lines whose gold tree has a bracket to score."""
+    best, worst = draw_losses.argmin(0).tolist(), draw_losses.argmax(0).tolist()
+    drawn = [t.tolist() for t in draw_transitions]
+    sums = {"drawn F1": 0.0, "lowest-loss draw F1": 0.0, "highest-loss draw F1": 0.0}
+    lines = 0
+    for b, gold_row in enumerate(gold.tolist()):
+        gold_tree = [t for t in gold_row if t != tr.PAD]
+        f1 = [tr.bracket_f1([t for t in rows[b] if t != tr.PAD], gold_tree) for rows in drawn]
+        if f1[0] is None:
+            continue
+        lines += 1
+        sums["drawn F1"] += sum(f1) / len(f1)
+        sums["lowest-loss draw F1"] += f1[best[b]]
+        sums["highest-loss draw F1"] += f1[worst[b]]
+    return {name: 100 * total / max(lines, 1) for name, total in sums.items()}
+
+
+def reinforce_push(
+    model: Model, batch, mask, step: int, draws: int = 8, gold: Optional[torch.Tensor] = None
+) -> Dict[str, float]:
+    """The gradient of REINFORCE's loss on the REDUCE - SHIFT bias of the parser (x 1000), and
+    with ``gold`` transitions :func:`best_of_draws` of the same draws."""
     with torch.no_grad():
         greedy = losses(model, batch, mask, Greedy())[0]
     bias = model._encoder.spinn.tracker.transition_classifier.bias
     was = bias.requires_grad
     bias.requires_grad_(True)
-    drawn = []
+    drawn, drawn_transitions = [], []
     for k in range(draws):
         torch.manual_seed(20_000 + 100 * step + k)
         loss, tree = losses(model, batch, mask, Sampled())
         drawn.append((loss.detach(), tree.action_log_probs.sum(1)))
+        drawn_transitions.append(tree.transitions)
     mean = torch.stack([loss for loss, _ in drawn]).mean(0)
     push = {}
     for name, baseline in (("greedy", greedy), ("mean", mean)):
@@ -192,6 +222,8 @@ def reinforce_push(model: Model, batch, mask, step: int, draws: int = 8) -> Dict
         push[f"push ({name} baseline)"] = 1000 * (bias.grad[tr.REDUCE] - bias.grad[tr.SHIFT]).item()
     bias.grad = None
     bias.requires_grad_(was)
+    if gold is not None:
+        push.update(best_of_draws(torch.stack([loss for loss, _ in drawn]), drawn_transitions, gold))
     return push
 
 
@@ -224,7 +256,7 @@ def reward(args) -> None:
                 row[name] = losses(model, dev_batch, dev_mask, Given(), given)[0].mean().item()
             torch.manual_seed(10_000 + step)
             row["drawn"] = losses(model, dev_batch, dev_mask, Sampled())[0].mean().item()
-        row.update(reinforce_push(model, dev_batch, dev_mask, step))
+        row.update(reinforce_push(model, dev_batch, dev_mask, step, gold=gold))
         model.train()
         rows.append(row)
         print(json.dumps({k: round(v, 4) for k, v in row.items()}), flush=True)

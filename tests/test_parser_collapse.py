@@ -3,7 +3,10 @@
 import json
 import math
 
+import torch
 from allennlp.commands.train import train_model_from_file
+
+from spinn_allennlp.core import transitions as tr
 
 from spinn_allennlp.testing import load_script
 from spinn_allennlp.testing.configs import (
@@ -57,3 +60,20 @@ def test_inspect_and_reward(tmp_path):
     for shape in ("gold", "balanced", "left", "right", "drawn"):
         assert abs(rows[0][shape] - math.log(10)) < 0.1, shape
     assert all(math.isfinite(row["push (greedy baseline)"]) for row in rows)
+    for row in rows:
+        for name in ("drawn F1", "lowest-loss draw F1", "highest-loss draw F1"):
+            assert 0 <= row[name] <= 100, name
+
+
+def test_best_of_draws_scores_the_lowest_and_highest_loss_draws():
+    gold = [0, 0, 1, 0, 1, 0, 1]  # ((w0 w1) w2) w3: left-branching over four words
+    right = tr.right_branching_transitions(4)
+    balanced = tr.balanced_transitions(4)
+    draws = [torch.tensor([gold, right]), torch.tensor([right, balanced])]
+    # (K, B): line 0 draws gold (0.5) and right (1.0), line 1 right (2.0) and balanced (1.0).
+    losses = torch.tensor([[0.5, 2.0], [1.0, 1.0]])
+    scores = PARSER_COLLAPSE.best_of_draws(losses, draws, torch.tensor([gold, gold]))
+    f1_right, f1_balanced = tr.bracket_f1(right, gold), tr.bracket_f1(balanced, gold)
+    assert scores["lowest-loss draw F1"] == 100 * (1.0 + f1_balanced) / 2
+    assert scores["highest-loss draw F1"] == 100 * (f1_right + f1_right) / 2
+    assert scores["drawn F1"] == 100 * ((1.0 + f1_right) / 2 + (f1_right + f1_balanced) / 2) / 2
