@@ -223,7 +223,8 @@ def reinforce_push(
     bias.grad = None
     bias.requires_grad_(was)
     if gold is not None:
-        push.update(best_of_draws(torch.stack([loss for loss, _ in drawn]), drawn_transitions, gold))
+        draw_losses = torch.stack([loss for loss, _ in drawn])
+        push.update(best_of_draws(draw_losses, drawn_transitions, gold))
     return push
 
 

@@ -7,7 +7,6 @@ import torch
 from allennlp.commands.train import train_model_from_file
 
 from spinn_allennlp.core import transitions as tr
-
 from spinn_allennlp.testing import load_script
 from spinn_allennlp.testing.configs import (
     LISTOPS_SAMPLE,

@@ -163,6 +163,39 @@ def advantages(
     return advantage
 
 
+def draw_advantages(rewards: torch.Tensor, kind: str, normalize: bool = True) -> torch.Tensor:
+    """(K, B) the advantages of K trees drawn for each of B examples, from their (K, B)
+    ``rewards``, with no extra pass for a baseline (detached):
+
+    - ``"leave_one_out"``: each draw's reward less the mean of the other K - 1 draws' (Kool et
+      al. 2019): a baseline that does not depend on the draw it is subtracted from, so
+      ``mean_k A_k grad log p(tree_k)`` stays an unbiased estimate of the expected reward's
+      gradient, and one that follows each example's own difficulty.
+    - ``"best_draw"``: 1 - 1/K for each example's highest-reward draw (the first of a tie) and
+      -1/K for the others; 0 for an example whose draws all earned the same. It pushes the
+      parser towards the best of its K trees and away from the rest, whatever the margin:
+      biased (only the ranking counts), but not swayed by the size of a reward's noise.
+
+    ``normalize`` divides by the standard deviation over all K x B advantages, as
+    :func:`advantages` does."""
+    if rewards.dim() != 2 or rewards.size(0) < 2:
+        raise ValueError(f"draw_advantages needs (K >= 2, B) rewards, got {tuple(rewards.shape)}")
+    rewards = rewards.detach()
+    draws = rewards.size(0)
+    if kind == "leave_one_out":
+        others = (rewards.sum(dim=0, keepdim=True) - rewards) / (draws - 1)
+        advantage = rewards - others
+    elif kind == "best_draw":
+        best = functional.one_hot(rewards.argmax(dim=0), draws).t().to(rewards.dtype)
+        varied = (rewards.max(dim=0).values > rewards.min(dim=0).values).to(rewards.dtype)
+        advantage = (best - 1.0 / draws) * varied
+    else:
+        raise ValueError(f"unknown kind of draw advantage {kind!r}: leave_one_out or best_draw")
+    if normalize and advantage.numel() > 1:
+        advantage = advantage / (advantage.std() + 1e-8)
+    return advantage
+
+
 def clipped_policy_loss(
     log_probs: torch.Tensor,
     old_log_probs: torch.Tensor,

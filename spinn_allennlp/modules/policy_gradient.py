@@ -9,8 +9,11 @@ from spinn_allennlp.core.policies import Greedy, Replayed, Sampled, TransitionPo
 from spinn_allennlp.core.supervision import (
     advantages,
     clipped_policy_loss,
+    draw_advantages,
     policy_gradient_loss,
 )
+
+BASELINES = ("greedy", "leave_one_out", "best_draw")
 
 # A run whose further updates are not taken for this many training batches in a row has no
 # `parser_updates` callback (or a trainer that ignores it): an error, early in the first epoch.
@@ -45,6 +48,15 @@ class PolicyGradient(FromParams):
     within its first 20 batches with an error naming it (not at the first: under gradient
     accumulation the callback takes a batch's updates only after the later batches of its group).
 
+    With `draws` = K > 1 the parser learns from K trees per example: the training pass's and
+    K - 1 more drawn by reruns of the model's pass (with gradients, for their log-probabilities;
+    the task's loss trains the rest of the model on the first draw only, as with K = 1). Each
+    draw's advantage is its reward less the greedy tree's (`baseline: "greedy"`), less the mean
+    of the other draws' (`"leave_one_out"`, Kool et al. 2019: unbiased, and no greedy pass), or
+    the best of the K pushed up and the rest down whatever the margin (`"best_draw"`: biased,
+    ranking only; `core.supervision.draw_advantages`). A pass costs about as much as the
+    training pass, so K draws make the parser's part of a batch about K times as slow.
+
     A model that takes a `policy_gradient` (`spinn_classifier`, `spinn_nli`) calls
     :meth:`loss`; the encoder needs a parser (`predict_transitions: true`) and no gold
     transition loss. Give the parser its own learning rate with the optimizer's
@@ -65,6 +77,11 @@ class PolicyGradient(FromParams):
         more adds PPO's clipped updates (needs the trainer callback `parser_updates`).
     clip : `float`, optional (default = `0.2`)
         PPO's clipping range of the probability ratio.
+    draws : `int`, optional (default = `1`)
+        Trees drawn per example for the parser's estimate (not with PPO's further updates).
+    baseline : `str`, optional (default = `"greedy"`)
+        What each draw's reward is compared with: `"greedy"` (the greedy tree's reward,
+        self-critical), `"leave_one_out"` or `"best_draw"` (both need `draws` > 1).
     """
 
     def __init__(
@@ -75,6 +92,8 @@ class PolicyGradient(FromParams):
         normalize_advantage: bool = True,
         updates_per_batch: int = 1,
         clip: float = 0.2,
+        draws: int = 1,
+        baseline: str = "greedy",
     ) -> None:
         if updates_per_batch < 1:
             raise ConfigurationError(
@@ -82,12 +101,28 @@ class PolicyGradient(FromParams):
             )
         if not 0.0 < clip < 1.0:
             raise ConfigurationError(f"clip must be in (0, 1), got {clip}")
+        if draws < 1:
+            raise ConfigurationError(f"draws must be at least 1, got {draws}")
+        if baseline not in BASELINES:
+            raise ConfigurationError(f"baseline must be one of {BASELINES}, got {baseline!r}")
+        if baseline != "greedy" and draws < 2:
+            raise ConfigurationError(
+                f'baseline "{baseline}" compares an example\'s draws with each other: '
+                f"it needs draws >= 2, got {draws}"
+            )
+        if draws > 1 and updates_per_batch > 1:
+            raise ConfigurationError(
+                "draws > 1 and updates_per_batch > 1 (PPO) do not go together: PPO replays the "
+                "training pass's trees only"
+            )
         self.weight = weight
         self.entropy_weight = entropy_weight
         self.temperature = temperature
         self.normalize_advantage = normalize_advantage
         self.updates_per_batch = updates_per_batch
         self.clip = clip
+        self.draws = draws
+        self.baseline = baseline
         self.sampling = Sampled(temperature)
         # The recording sampler of the batch being trained (updates_per_batch > 1).
         self._recording: Optional[Sampled] = None
@@ -118,6 +153,8 @@ class PolicyGradient(FromParams):
         if scored is None:
             return task_losses.sum() * 0.0
         log_probs, entropy = scored
+        if self.draws > 1:
+            return self.weight * self._many_draws_loss(task_losses, log_probs, entropy, rerun)
         with torch.no_grad():
             baseline = rerun(Greedy())[0]
         surrogate = policy_gradient_loss(
@@ -133,6 +170,34 @@ class PolicyGradient(FromParams):
                 log_probs, advantages(-task_losses, -baseline, self.normalize_advantage), rerun
             )
         return self.weight * surrogate
+
+    def _many_draws_loss(
+        self,
+        task_losses: torch.Tensor,
+        log_probs: torch.Tensor,
+        entropy: torch.Tensor,
+        rerun: Rerun,
+    ) -> torch.Tensor:
+        """The surrogate over the training pass's trees and `draws` - 1 more (`draws` > 1)."""
+        rewards, all_log_probs, entropies = [-task_losses.detach()], [log_probs], [entropy]
+        for _ in range(self.draws - 1):
+            losses, trees = rerun(self.sampling)
+            scored = tree_scores(trees)
+            assert scored is not None  # the same encoder that sampled the first draw
+            rewards.append(-losses.detach())
+            all_log_probs.append(scored[0])
+            entropies.append(scored[1])
+        reward = torch.stack(rewards)
+        if self.baseline == "greedy":
+            with torch.no_grad():
+                greedy = -rerun(Greedy())[0]
+            advantage = advantages(reward, greedy.expand_as(reward), self.normalize_advantage)
+        else:
+            advantage = draw_advantages(reward, self.baseline, self.normalize_advantage)
+        loss = -(advantage * torch.stack(all_log_probs)).mean()
+        if self.entropy_weight:
+            loss = loss - self.entropy_weight * torch.stack(entropies).mean()
+        return loss
 
     def take_update(self) -> Optional["ParserUpdate"]:
         """PPO's further updates on the batch :meth:`loss` last saw, for the model's output

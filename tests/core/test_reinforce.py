@@ -5,12 +5,13 @@ policy-gradient estimate is unbiased for the gradient of the expected reward."""
 import itertools
 import random
 
+import pytest
 import torch
 
 from spinn_allennlp.core.output import GIVEN
 from spinn_allennlp.core.policies import Sampled
 from spinn_allennlp.core.spinn import Spinn
-from spinn_allennlp.core.supervision import policy_gradient_loss
+from spinn_allennlp.core.supervision import draw_advantages, policy_gradient_loss
 from spinn_allennlp.core.transitions import REDUCE, SHIFT, is_valid
 from spinn_allennlp.testing import make_batch
 
@@ -85,6 +86,49 @@ def test_the_estimator_is_unbiased_in_expectation_over_every_tree():
         weights = (log_probs.exp() * (rewards - baseline)).detach()
         estimate = parameter_gradient(model, (weights * log_probs).sum())
         torch.testing.assert_close(estimate, exact, atol=1e-12, rtol=0)
+
+
+def test_the_leave_one_out_estimator_is_unbiased_over_every_pair_of_draws():
+    """Two trees drawn per sentence, each compared with the other (`draw_advantages`,
+    leave-one-out): the expectation over every pair of trees of mean_k A_k grad log p(tree_k)
+    is the gradient of the expected reward (computed exactly, no sampling)."""
+    model, inputs, mask, trees, rewards = setup()
+    exact = parameter_gradient(
+        model, (tree_log_probs(model, inputs, mask, trees).exp() * rewards).sum()
+    )
+    log_probs = tree_log_probs(model, inputs, mask, trees)
+    p = log_probs.exp().detach()
+    weights = torch.zeros_like(p)
+    for i, j in itertools.product(range(len(trees)), repeat=2):
+        pair = torch.stack([rewards[i], rewards[j]]).unsqueeze(1)  # (K=2, B=1)
+        advantage = draw_advantages(pair, "leave_one_out", normalize=False)[:, 0]
+        weights[i] += p[i] * p[j] * advantage[0] / 2
+        weights[j] += p[i] * p[j] * advantage[1] / 2
+    estimate = parameter_gradient(model, (weights * log_probs).sum())
+    torch.testing.assert_close(estimate, exact, atol=1e-12, rtol=0)
+
+
+def test_draw_advantages_by_hand():
+    # (K=3, B=2): example 0 drew rewards 1, 3, 2; example 1 three equal rewards.
+    rewards = torch.tensor([[1.0, 5.0], [3.0, 5.0], [2.0, 5.0]], dtype=torch.float64)
+    loo = draw_advantages(rewards, "leave_one_out", normalize=False)
+    expected = torch.tensor([[1 - 2.5, 0.0], [3 - 1.5, 0.0], [2 - 2.0, 0.0]], dtype=torch.float64)
+    torch.testing.assert_close(loo, expected, atol=1e-15, rtol=0)
+    best = draw_advantages(rewards, "best_draw", normalize=False)
+    third = 1.0 / 3.0
+    expected = torch.tensor([[-third, 0.0], [1 - third, 0.0], [-third, 0.0]], dtype=torch.float64)
+    torch.testing.assert_close(best, expected, atol=1e-15, rtol=0)
+    # A tie for the best: the first of the tied draws.
+    tied = torch.tensor([[2.0], [2.0], [1.0]], dtype=torch.float64)
+    tied = draw_advantages(tied, "best_draw", normalize=False)
+    assert tied[:, 0].tolist() == [1 - 1.0 / 3.0, -1.0 / 3.0, -1.0 / 3.0]
+    normalized = draw_advantages(rewards, "leave_one_out")
+    torch.testing.assert_close(normalized.std(), torch.tensor(1.0, dtype=torch.float64))
+    for bad_rewards, kind in ((rewards[:1], "best_draw"), (rewards[0], "leave_one_out")):
+        with pytest.raises(ValueError, match="K >= 2"):
+            draw_advantages(bad_rewards, kind)
+    with pytest.raises(ValueError, match="unknown kind"):
+        draw_advantages(rewards, "mean")
 
 
 def test_sampled_trees_give_the_expected_gradient_on_average():

@@ -1,0 +1,92 @@
+"""`PolicyGradient` with several trees drawn per example (`draws`, `baseline`), on a real core
+SPINN in float64: the loss is the surrogate of `core.supervision.draw_advantages` over exactly
+the trees a fresh sequence of sampled passes draws, the reruns are the ones it needs, and the
+parser gets a gradient; settings that cannot work are refused by name."""
+
+import random
+
+import pytest
+import torch
+from allennlp.common import Params
+from allennlp.common.checks import ConfigurationError
+
+from spinn_allennlp.core.policies import Greedy, Sampled
+from spinn_allennlp.core.spinn import Spinn
+from spinn_allennlp.core.supervision import advantages, draw_advantages
+from spinn_allennlp.modules.policy_gradient import PolicyGradient
+from spinn_allennlp.testing import make_batch
+
+
+def setup():
+    torch.manual_seed(0)
+    model = Spinn(5, 4, tracking_dim=3, predict_transitions=True).double()
+    inputs, mask, _ = make_batch([4, 6, 3, 7, 5], 5, random.Random(0), "cpu", torch.float64)
+    target = torch.linspace(-1.0, 1.0, inputs.size(0), dtype=torch.float64)
+
+    def task_losses(out):
+        return (out.sentence.sum(dim=1) - target) ** 2
+
+    calls = []
+
+    def rerun(policy):
+        calls.append(type(policy).__name__)
+        out = model(inputs, mask, policy=policy)
+        return task_losses(out), [out]
+
+    return model, inputs, mask, task_losses, rerun, calls
+
+
+@pytest.mark.parametrize("baseline", ["greedy", "leave_one_out", "best_draw"])
+def test_three_draws_give_the_surrogate_over_the_trees_drawn(baseline):
+    model, inputs, mask, task_losses, rerun, calls = setup()
+    gradient = PolicyGradient(draws=3, baseline=baseline, entropy_weight=0.01)
+    torch.manual_seed(7)
+    first = model(inputs, mask, policy=gradient.policy())
+    loss = gradient.loss(task_losses(first), [first], rerun)
+    assert calls == ["Sampled", "Sampled"] + (["Greedy"] if baseline == "greedy" else [])
+
+    # The same three draws again, from the same seed, and the surrogate by hand.
+    torch.manual_seed(7)
+    outs = [model(inputs, mask, policy=Sampled()) for _ in range(3)]
+    assert torch.equal(first.transitions, outs[0].transitions)
+    rewards = torch.stack([-task_losses(out).detach() for out in outs])
+    log_probs = torch.stack([out.action_log_probs.sum(dim=1) for out in outs])
+    entropy = torch.stack([out.action_entropy.sum(dim=1) for out in outs])
+    if baseline == "greedy":
+        with torch.no_grad():
+            greedy = -task_losses(model(inputs, mask, policy=Greedy()))
+        advantage = advantages(rewards, greedy.expand_as(rewards))
+    else:
+        advantage = draw_advantages(rewards, baseline)
+    expected = -(advantage * log_probs).mean() - 0.01 * entropy.mean()
+    torch.testing.assert_close(loss, expected, atol=1e-12, rtol=0)
+    # The draws differ (else the test proves little) and the parser gets a gradient.
+    assert len({tuple(map(tuple, out.transitions.tolist())) for out in outs}) > 1
+    loss.backward()
+    classifier = model.tracker.transition_classifier
+    assert classifier.weight.grad is not None and classifier.weight.grad.abs().sum() > 0
+
+
+def test_one_draw_is_reinforce_as_before():
+    model, inputs, mask, task_losses, rerun, calls = setup()
+    torch.manual_seed(3)
+    one = PolicyGradient()
+    out = model(inputs, mask, policy=one.policy())
+    assert one.draws == 1 and one.baseline == "greedy"
+    one.loss(task_losses(out), [out], rerun)
+    assert calls == ["Greedy"]
+
+
+@pytest.mark.parametrize(
+    "settings, message",
+    [
+        ({"draws": 0}, "draws must be at least 1"),
+        ({"baseline": "mean"}, "baseline must be one of"),
+        ({"baseline": "leave_one_out"}, "needs draws >= 2"),
+        ({"baseline": "best_draw", "draws": 1}, "needs draws >= 2"),
+        ({"draws": 4, "updates_per_batch": 3}, "do not go together"),
+    ],
+)
+def test_settings_that_cannot_work_are_refused(settings, message):
+    with pytest.raises(ConfigurationError, match=message):
+        PolicyGradient.from_params(Params(dict(settings)))
