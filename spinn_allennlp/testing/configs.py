@@ -197,6 +197,7 @@ LISTOPS_VARIANTS = [
     "spinn_gumbel",
     "spinn_ppo",
     "spinn_reinforce_warmup",
+    "spinn_best_draw",
 ]
 LISTOPS_SMALL: Dict[str, Any] = {
     "train_data_path": str(LISTOPS_SAMPLE),
