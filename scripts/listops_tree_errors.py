@@ -23,8 +23,10 @@ arguments. So, per run, on the lines with nested lists:
 * the lines in three kinds — the gold tree exactly; every list whole but grouped otherwise;
   some list split — with the share of test lines of each kind and the model's accuracy on it.
 
-Beside the runs, the same counts for the balanced, left- and right-branching trees (no
-accuracy: they are not models). Writes ``<out>.json`` and ``<out>.md``.
+Each run also on the lines with a MED list and on the others: MIN, MAX and SM are associative,
+MED is not, so a grouping other than gold's should cost most there. Beside the runs, the same
+counts for the balanced, left- and right-branching trees (no accuracy: they are not models).
+Writes ``<out>.json`` and ``<out>.md``.
 """
 
 import argparse
@@ -170,12 +172,18 @@ def read_run(
     return run
 
 
-def tally(gold, trees_and_labels, with_accuracy: bool) -> Dict:
+def has_median(words: Sequence[str]) -> bool:
+    return "[MED" in words
+
+
+def tally(gold, trees_and_labels, with_accuracy: bool, keep=lambda words: True) -> Dict:
+    """The counts over the lines with nested lists (and ``keep(words)``)."""
     total = Tally()
     for (label, words, gold_transitions), (predicted_label, transitions) in zip(
         gold, trees_and_labels
     ):
-        if nested_lists(words):  # a flat line has only one grouping question: no list to split
+        # A flat line has no list to split, only its arguments' grouping.
+        if nested_lists(words) and keep(words):
             errors = line_errors(words, gold_transitions, transitions)
             total.add(errors, predicted_label == label if with_accuracy else None)
     return total.as_dict(with_accuracy)
@@ -194,12 +202,16 @@ def table(report: Dict) -> str:
         rule += "---:|---:|"
     rows = [
         f"Test lines with nested lists, written by `scripts/listops_tree_errors.py` "
-        f"(gold `{report['gold']}`; predictions: {runs}). Percentages.",
+        f"(gold `{report['gold']}`; predictions: {runs}). Percentages; a kind's lines as a "
+        "share of the row's lines.",
         "",
         head,
         rule,
     ]
-    for name, entry in report["trees"].items():
+    entries = list(report["trees"].items())
+    for name, groups in report["by_median"].items():
+        entries += [(f"{name}, {group}", entry) for group, entry in groups.items()]
+    for name, entry in entries:
         row = (
             f"| {name} | {entry['lines']} | {percent(entry['lists_whole'])} | "
             f"{percent(entry['wrong_regrouping'])} |"
@@ -219,17 +231,24 @@ def main(argv: Sequence[str] = None) -> Dict:
     args = parser.parse_args(argv)
 
     gold = read_gold(args.gold)
-    trees, paths = {}, {}
+    trees, by_median, paths = {}, {}, {}
     for spec in args.runs:
         name, _, path = spec.partition("=")
         if not path:
             parser.error(f"{spec!r}: expected NAME=FILE")
-        trees[name] = tally(gold, read_run(Path(path), gold), with_accuracy=True)
+        run = read_run(Path(path), gold)
+        trees[name] = tally(gold, run, with_accuracy=True)
+        # MIN, MAX and SM are associative, so any grouping of a list's arguments can compute
+        # them two at a time; MED is not: where the grouping should matter most.
+        by_median[name] = {
+            "with a MED list": tally(gold, run, True, keep=has_median),
+            "without": tally(gold, run, True, keep=lambda words: not has_median(words)),
+        }
         paths[name] = path
     for name, tree_of in BASELINES.items():
         baseline = [(None, tree_of(len(words))) for _, words, _ in gold]
         trees[name] = tally(gold, baseline, with_accuracy=False)
-    report = {"gold": str(args.gold), "runs": paths, "trees": trees}
+    report = {"gold": str(args.gold), "runs": paths, "trees": trees, "by_median": by_median}
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.with_suffix(".json").write_text(json.dumps(report, indent=2) + "\n")
     args.out.with_suffix(".md").write_text(table(report))

@@ -101,9 +101,13 @@ def test_main_on_real_listops_lines(tmp_path):
     assert left_entry["kinds"]["a list split"]["accuracy"] == 1.0
     assert report["trees"]["left-branching"]["lists_whole"] == 0.0
     assert report["trees"]["left-branching"]["kinds"]["a list split"]["accuracy"] is None
+    groups = report["by_median"]["exact"]
+    assert groups["with a MED list"]["lines"] + groups["without"]["lines"] == len(nested)
+    assert min(groups["with a MED list"]["lines"], groups["without"]["lines"]) > 0
     written = json.loads((tmp_path / "out" / "errors.json").read_text())
     assert written["trees"]["exact"] == exact_entry
-    assert "| exact |" in (tmp_path / "out" / "errors.md").read_text()
+    table = (tmp_path / "out" / "errors.md").read_text()
+    assert "| exact |" in table and "| exact, with a MED list |" in table
 
 
 def test_predictions_of_other_lines_are_refused(tmp_path):
