@@ -14,7 +14,8 @@ steps x the protocol's 75,899 training lines: the training part of an epoch, wit
 validation. What each policy costs per step: the gold-tree TreeLSTM composes level by level;
 the full SPINN steps through 2N - 1 transitions teacher-forced; REINFORCE runs a sampled and
 a greedy pass, and PPO (``spinn_ppo``) three more passes, forward and backward, for its
-further parser updates; the soft stack and straight-through Gumbel compute both moves at every
+further parser updates; the best-draw parser (``spinn_best_draw``) four sampled passes, the
+task's loss backpropagated through the first only; the soft stack and straight-through Gumbel compute both moves at every
 step and read a soft second unit.
 
 Needs AllenNLP and the generated ListOps data.
@@ -54,6 +55,7 @@ NAMES = {
     "spinn": "Model 1, teacher-forced parser",
     "spinn_reinforce": "REINFORCE (sampled + greedy pass)",
     "spinn_ppo": "REINFORCE + 3 PPO updates (parser of its own)",
+    "spinn_best_draw": "4 draws ranked (best-draw baseline, warm-up config)",
     "spinn_soft_annealed": "annealed soft stack",
     "spinn_gumbel": "straight-through Gumbel",
     "spinn_model4": "Model 4 (soft stack)",
