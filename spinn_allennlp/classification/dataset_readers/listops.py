@@ -1,5 +1,6 @@
 from typing import Any, Dict, List, Optional
 
+from allennlp.common.checks import ConfigurationError
 from allennlp.data import DatasetReader, Instance, Token, TokenIndexer
 from allennlp.data.fields import Field, LabelField, MetadataField, TextField
 from allennlp.data.token_indexers import SingleIdTokenIndexer
@@ -7,11 +8,14 @@ from allennlp.data.token_indexers import SingleIdTokenIndexer
 from spinn_allennlp.classification.listops import (
     MalformedExpressionError,
     evaluate,
+    operator_last_bracketed,
     parse_tokens,
 )
 from spinn_allennlp.core.transitions import MalformedParseError, parse_to_transitions
 from spinn_allennlp.data.dataset_readers import MalformedExampleError, TreeDatasetReader
 from spinn_allennlp.data.fields import transitions_field
+
+TREE_SHAPES = ("gold", "operator_last")
 
 
 @DatasetReader.register("listops")
@@ -38,6 +42,12 @@ class ListOpsReader(TreeDatasetReader):
         Give the gold transitions to the model. A model whose encoder has a parser learns from
         them (or, with a latent parser, only reports how its own trees compare); without them
         an encoder without a parser composes over its default (balanced) tree.
+    tree_shape : `str`, optional (default = `"gold"`)
+        The trees given with `gold_trees`: `"gold"`, the file's brackets, or
+        `"operator_last"`, each list's arguments and `]` folded left to right and the operator
+        joined last (`classification.listops.operator_last_bracketed`), so that a TreeLSTM
+        can be trained on a grouping a latent parser chose. The file's brackets are checked
+        either way.
     token_indexers : `Dict[str, TokenIndexer]`, optional
         Default `{"tokens": SingleIdTokenIndexer()}`.
     **kwargs
@@ -48,11 +58,17 @@ class ListOpsReader(TreeDatasetReader):
     def __init__(
         self,
         gold_trees: bool = True,
+        tree_shape: str = "gold",
         token_indexers: Optional[Dict[str, TokenIndexer]] = None,
         **kwargs,
     ) -> None:
         super().__init__(**kwargs)
+        if tree_shape not in TREE_SHAPES:
+            raise ConfigurationError(f"tree_shape {tree_shape!r}: expected one of {TREE_SHAPES}")
+        if tree_shape != "gold" and not gold_trees:
+            raise ConfigurationError(f"tree_shape {tree_shape!r} needs gold_trees: true")
         self._gold_trees = gold_trees
+        self._tree_shape = tree_shape
         self._token_indexers = token_indexers or {"tokens": SingleIdTokenIndexer()}
 
     def line_to_instance(self, line: str, line_number: int) -> Optional[Instance]:
@@ -82,6 +98,8 @@ class ListOpsReader(TreeDatasetReader):
                 raise MalformedExampleError("malformed parse", str(error)) from error
             if tree_tokens != tokens:  # the parser drops brackets around single items only
                 raise MalformedExampleError("malformed parse", "brackets do not cover the tokens")
+            if self._tree_shape == "operator_last":
+                _, transitions = parse_to_transitions(operator_last_bracketed(parsed))
             fields["transitions"] = transitions_field(transitions)
         if label is not None:
             value = evaluate(parsed)

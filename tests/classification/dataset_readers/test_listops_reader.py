@@ -5,11 +5,16 @@ import logging
 
 import pytest
 from allennlp.common import Params
+from allennlp.common.checks import ConfigurationError
 from allennlp.data import DatasetReader
 
 from spinn_allennlp.classification.dataset_readers import ListOpsReader
-from spinn_allennlp.classification.listops import bracketed, parse_tokens
-from spinn_allennlp.core.transitions import check_transitions, transitions_to_string
+from spinn_allennlp.classification.listops import (
+    bracketed,
+    operator_last_bracketed,
+    parse_tokens,
+)
+from spinn_allennlp.core.transitions import brackets, check_transitions, transitions_to_string
 from spinn_allennlp.data.dataset_readers import MalformedExampleError
 from spinn_allennlp.testing import FIXTURES_ROOT
 
@@ -74,3 +79,43 @@ def test_text_to_instance_takes_plain_expressions():
     assert instance["label"].label == "4"
     with pytest.raises(MalformedExampleError, match="wrong label"):
         reader.text_to_instance("[MAX 2 [MIN 4 7 ] 0 ]", "7")
+
+
+def test_operator_last_trees_keep_each_list_whole_and_join_its_operator_last():
+    assert operator_last_bracketed(parse_tokens("[MAX 2 [MIN 4 7 ] 0 ]".split())) == (
+        "( [MAX ( ( ( 2 ( [MIN ( ( 4 7 ) ] ) ) ) 0 ) ] ) )"
+    )
+    assert operator_last_bracketed(parse_tokens(["5"])) == "5"
+    reader = DatasetReader.from_params(Params({"type": "listops", "tree_shape": "operator_last"}))
+    instances = list(reader.read(str(SAMPLE)))
+    assert len(instances) == len(sample_lines()) and reader.skipped == {}
+    for instance, (_, text) in zip(instances, sample_lines()):
+        tokens = [t.text for t in instance["tokens"].tokens]
+        transitions = instance["transitions"].tensor.tolist()
+        check_transitions(transitions, len(tokens))
+        assert transitions_to_string(tokens, transitions) == operator_last_bracketed(
+            parse_tokens(tokens)
+        )
+        assert (transitions_to_string(tokens, transitions) == text) == (len(tokens) == 1)
+        # Each list [OP ... ] at (start, end) is a node, and so is the rest of it after [OP.
+        spans, opened = brackets(transitions) | {(0, len(tokens))}, []
+        for position, token in enumerate(tokens):
+            if token.startswith("["):
+                opened.append(position)
+            elif token == "]":
+                start = opened.pop()
+                assert {(start, position + 1), (start + 1, position + 1)} <= spans
+
+
+def test_a_file_with_malformed_brackets_is_skipped_whatever_the_shape():
+    shaped, gold = ListOpsReader(tree_shape="operator_last"), ListOpsReader()
+    assert [i["label"].label for i in shaped.read(str(MALFORMED))] == ["0", "5", "2"]
+    list(gold.read(str(MALFORMED)))
+    assert shaped.skipped == gold.skipped
+
+
+def test_unknown_tree_shapes_and_shapes_without_trees_are_refused():
+    with pytest.raises(ConfigurationError, match="expected one of"):
+        ListOpsReader(tree_shape="right_branching")
+    with pytest.raises(ConfigurationError, match="needs gold_trees"):
+        ListOpsReader(gold_trees=False, tree_shape="operator_last")
