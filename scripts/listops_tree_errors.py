@@ -20,6 +20,8 @@ arguments. So, per run, on the lines with nested lists:
 * **wrong brackets that only regroup**: of the predicted brackets not in gold, the share that
   cross no list (in a binary tree a span is a constituent exactly when no constituent crosses
   it, so these are the errors that leave every list whole);
+* **operator joined last**: of the lists kept whole (the outermost included), the share whose
+  operator joins a node of all its arguments and ``]`` (gold joins it to the first argument);
 * the lines in three kinds — the gold tree exactly; every list whole but grouped otherwise;
   some list split — with the share of test lines of each kind and the model's accuracy on it.
 
@@ -53,8 +55,8 @@ BASELINES = {
 }
 
 
-def nested_lists(words: Sequence[str]) -> Set[Span]:
-    """The spans of a line's lists, ``[OP`` to its ``]``, less the whole line's."""
+def list_spans(words: Sequence[str]) -> Set[Span]:
+    """The spans of a line's lists, ``[OP`` to its ``]``."""
     spans, opened = set(), []
     for position, word in enumerate(words):
         if word.startswith("["):
@@ -65,8 +67,12 @@ def nested_lists(words: Sequence[str]) -> Set[Span]:
             spans.add((opened.pop(), position + 1))
     if opened:
         raise ValueError(f"a list not closed: {' '.join(words)}")
-    spans.discard((0, len(words)))
     return spans
+
+
+def nested_lists(words: Sequence[str]) -> Set[Span]:
+    """The spans of a line's lists less the whole line's."""
+    return list_spans(words) - {(0, len(words))}
 
 
 def crosses(a: Span, b: Span) -> bool:
@@ -81,6 +87,8 @@ class LineErrors:
     wrong: int  # predicted brackets not in gold
     wrong_regrouping: int  # of them, crossing no list
     kind: str  # one of KINDS
+    whole: int = 0  # lists, the outermost included, that are constituents
+    operator_last: int = 0  # of them, those whose operator is joined after all its arguments
 
 
 def line_errors(words: Sequence[str], gold: Sequence[int], predicted: Sequence[int]) -> LineErrors:
@@ -89,13 +97,18 @@ def line_errors(words: Sequence[str], gold: Sequence[int], predicted: Sequence[i
     wrong = predicted_brackets - brackets(gold, num_words=len(words))
     regrouping = [span for span in wrong if not any(crosses(span, lst) for lst in lists)]
     whole = len(lists & predicted_brackets)
+    nodes = predicted_brackets | {(0, len(words))}
+    whole_lists = [span for span in list_spans(words) if span in nodes]
+    operator_last = sum((first + 1, end) in nodes for first, end in whole_lists)
     if list(predicted) == list(gold):
         kind = KINDS[0]
     elif whole == len(lists):
         kind = KINDS[1]
     else:
         kind = KINDS[2]
-    return LineErrors(len(lists), whole, len(wrong), len(regrouping), kind)
+    return LineErrors(
+        len(lists), whole, len(wrong), len(regrouping), kind, len(whole_lists), operator_last
+    )
 
 
 @dataclass
@@ -105,6 +118,8 @@ class Tally:
     lists_whole: int = 0
     wrong: int = 0
     wrong_regrouping: int = 0
+    whole: int = 0
+    operator_last: int = 0
     kinds: Dict[str, List[int]] = field(default_factory=lambda: {k: [0, 0] for k in KINDS})
 
     def add(self, errors: LineErrors, correct: Optional[bool]) -> None:
@@ -113,6 +128,8 @@ class Tally:
         self.lists_whole += errors.lists_whole
         self.wrong += errors.wrong
         self.wrong_regrouping += errors.wrong_regrouping
+        self.whole += errors.whole
+        self.operator_last += errors.operator_last
         self.kinds[errors.kind][0] += 1
         self.kinds[errors.kind][1] += int(bool(correct))
 
@@ -126,6 +143,7 @@ class Tally:
             "lists_whole": share(self.lists_whole, self.lists),
             "wrong_brackets": self.wrong,
             "wrong_regrouping": share(self.wrong_regrouping, self.wrong),
+            "operator_last": share(self.operator_last, self.whole),
             "kinds": {
                 kind: {
                     "lines": count,
@@ -195,8 +213,11 @@ def percent(value: Optional[float]) -> str:
 
 def table(report: Dict) -> str:
     runs = ", ".join(f"`{name}` ({Path(path).name})" for name, path in report["runs"].items())
-    head = "| trees | lines | lists kept whole | wrong brackets that only regroup |"
-    rule = "|---|---:|---:|---:|"
+    head = (
+        "| trees | lines | lists kept whole | wrong brackets that only regroup "
+        "| operator joined last |"
+    )
+    rule = "|---|---:|---:|---:|---:|"
     for kind in KINDS:
         head += f" {kind}: lines | accuracy |"
         rule += "---:|---:|"
@@ -214,7 +235,7 @@ def table(report: Dict) -> str:
     for name, entry in entries:
         row = (
             f"| {name} | {entry['lines']} | {percent(entry['lists_whole'])} | "
-            f"{percent(entry['wrong_regrouping'])} |"
+            f"{percent(entry['wrong_regrouping'])} | {percent(entry['operator_last'])} |"
         )
         for kind in KINDS:
             cell = entry["kinds"][kind]

@@ -42,6 +42,7 @@ def test_line_errors_tell_a_regrouped_list_from_a_split_one():
     words, gold = parse_to_transitions(GOLD)
     exact = ERRORS.line_errors(words, gold, gold)
     assert (exact.lists, exact.lists_whole, exact.wrong, exact.kind) == (1, 1, 0, "gold tree")
+    assert (exact.whole, exact.operator_last) == (2, 0)
 
     regrouped = ERRORS.line_errors(words, gold, transitions(REGROUPED))
     # Predicted brackets (3,5) "4 7", (3,6) "4 7 ]", (2,6) the list, (0,6), (0,7); gold has
@@ -49,6 +50,8 @@ def test_line_errors_tell_a_regrouped_list_from_a_split_one():
     assert (regrouped.lists, regrouped.lists_whole) == (1, 1)
     assert (regrouped.wrong, regrouped.wrong_regrouping) == (2, 2)
     assert regrouped.kind == "lists whole, grouped otherwise"
+    # [MIN joins "4 7 ]" last; [MAX joins "2" first.
+    assert (regrouped.whole, regrouped.operator_last) == (2, 1)
 
     split = ERRORS.line_errors(words, gold, transitions(SPLIT))
     # Predicted: (0,2) ok, (2,4) ok, (5,7) "] 0" and (4,7) "7 ] 0" cross [MIN, (2,7) holds
@@ -56,6 +59,7 @@ def test_line_errors_tell_a_regrouped_list_from_a_split_one():
     assert (split.lists, split.lists_whole) == (1, 0)
     assert (split.wrong, split.wrong_regrouping) == (3, 1)
     assert split.kind == "a list split"
+    assert (split.whole, split.operator_last) == (1, 0)
 
 
 def write_predictions(path, rows):
@@ -97,6 +101,9 @@ def test_main_on_real_listops_lines(tmp_path):
     assert gold_kind["share"] == 1.0
     assert gold_kind["accuracy"] == pytest.approx((len(nested) - 1) / len(nested))
     # Left-branching brackets are prefixes of the line: no nested list is one of them.
+    assert exact_entry["operator_last"] == 0.0
+    # Right-branching trees keep only the outermost list whole, its operator joined last.
+    assert report["trees"]["right-branching"]["operator_last"] == 1.0
     assert left_entry["lists_whole"] == 0.0 and left_entry["kinds"]["a list split"]["share"] == 1.0
     assert left_entry["kinds"]["a list split"]["accuracy"] == 1.0
     assert report["trees"]["left-branching"]["lists_whole"] == 0.0
