@@ -21,7 +21,8 @@ the latent trees of RL-SPINN and ST-Gumbel on SNLI inconsistent across seeds by 
 
 Each run is scored against gold (``spinn_allennlp/data/parse_quality.py``: corpus-level F1 over
 constituents of two or more words other than the whole sentence, the mean of per-sentence F1,
-exact trees), beside the balanced, left- and right-branching trees of the same sentences. A
+exact trees) and by the share of its trees of three or more words that are exactly left- or
+right-branching, beside the balanced, left- and right-branching trees of the same sentences. A
 tree whose words differ from the gold sentence's is an error naming the line: the files are not
 of the same inputs. Writes ``<out>.json`` and ``<out>.md``.
 """
@@ -35,6 +36,7 @@ from pathlib import Path
 from typing import Callable, Dict, List, Sequence, Tuple
 
 from spinn_allennlp.core.transitions import (
+    SHIFT,
     balanced_transitions,
     left_branching_transitions,
     parse_to_transitions,
@@ -101,7 +103,23 @@ def score(predicted: Sequence[List[int]], reference: Sequence[List[int]]) -> Dic
     quality = ParseQuality()
     for tree, gold in zip(predicted, reference):
         quality.add(gold, tree)
-    return quality.as_dict()
+    return {**quality.as_dict(), **trivial_shares(predicted)}
+
+
+def trivial_shares(trees: Sequence[List[int]]) -> Dict[str, float]:
+    """The share of the trees of three or more words (below that every tree is both) that are
+    exactly left-branching, and exactly right-branching: whether a parser settled on one."""
+    left = right = sentences = 0
+    for tree in trees:
+        words = sum(1 for t in tree if t == SHIFT)
+        if words >= 3:
+            sentences += 1
+            left += int(list(tree) == left_branching_transitions(words))
+            right += int(list(tree) == right_branching_transitions(words))
+    return {
+        "left_branching_rate": left / sentences if sentences else 0.0,
+        "right_branching_rate": right / sentences if sentences else 0.0,
+    }
 
 
 def agreement(runs: Dict[str, List[List[int]]]) -> Dict[str, Dict[str, float]]:
@@ -129,13 +147,16 @@ def table(report: Dict) -> str:
         "spinn_allennlp/data/parse_quality.py), written by `scripts/tree_agreement.py`; "
         f"predictions: {runs}.",
         "",
-        "| trees | sentences | bracket F1 | sentence-mean F1 | exact trees |",
-        "|---|---:|---:|---:|---:|",
+        "| trees | sentences | bracket F1 | sentence-mean F1 | exact trees "
+        "| exactly left-branching | exactly right-branching |",
+        "|---|---:|---:|---:|---:|---:|---:|",
     ]
     for name, scores in report["against_gold"].items():
         rows.append(
             f"| {name} | {scores['sentences']} | {100 * scores['bracket_f1']:.1f} | "
-            f"{100 * scores['sentence_mean_f1']:.1f} | {100 * scores['exact_tree_rate']:.1f} % |"
+            f"{100 * scores['sentence_mean_f1']:.1f} | {100 * scores['exact_tree_rate']:.1f} % | "
+            f"{100 * scores['left_branching_rate']:.1f} % | "
+            f"{100 * scores['right_branching_rate']:.1f} % |"
         )
     if report["self_agreement"]:
         rows += [

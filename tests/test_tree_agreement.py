@@ -57,6 +57,9 @@ def test_gold_scores_100_and_trivial_trees_match_their_baseline(tmp_path):
     assert scores["copy/1"]["sentences"] == 60  # 30 pairs, premise and hypothesis pooled
     assert scores["copy/1"]["bracket_f1"] == 1.0 and scores["copy/1"]["exact_tree_rate"] == 1.0
     assert scores["right"] == scores["right-branching"]
+    assert scores["right"]["right_branching_rate"] == 1.0
+    assert scores["right"]["left_branching_rate"] == 0.0
+    assert scores["left-branching"]["left_branching_rate"] == 1.0
     assert 0.0 < scores["right"]["bracket_f1"] < scores["copy/1"]["bracket_f1"]
     # A group of two runs: their agreement is one run's F1 against the other's trees; "right"
     # alone is no group.
@@ -76,6 +79,12 @@ def test_agreement_on_a_hand_computed_case():
     result = TREE_AGREEMENT.agreement({"x/1": [a], "x/2": [b], "x/3": [a]})["x"]
     assert result["pairs"] == {"x/1 vs x/2": 0.5, "x/1 vs x/3": 1.0, "x/2 vs x/3": 0.5}
     assert result["mean_f1"] == pytest.approx(2 / 3)
+
+
+def test_trivial_shares_count_trees_of_three_or_more_words():
+    trees = ["( ( a b ) c )", "( a ( b c ) )", "( ( a b ) ( c d ) )", "( a b )"]
+    shares = TREE_AGREEMENT.trivial_shares([parse_to_transitions(t)[1] for t in trees])
+    assert shares == {"left_branching_rate": 1 / 3, "right_branching_rate": 1 / 3}
 
 
 def test_real_predict_output_on_listops_lines(tmp_path):
