@@ -23,7 +23,9 @@ arguments. So, per run, on the lines with nested lists:
 * **operator joined last**: of the lists kept whole (the outermost included), the share whose
   operator joins a node of all its arguments and ``]`` (gold joins it to the first argument);
 * the lines in three kinds — the gold tree exactly; every list whole but grouped otherwise;
-  some list split — with the share of test lines of each kind and the model's accuracy on it.
+  some list split — with the share of test lines of each kind, their median length in tokens
+  (short lines are easier to parse and to compute: the kinds are not equally hard) and the
+  model's accuracy on them.
 
 Each run also on the lines with a MED list and on the others: MIN, MAX and SM are associative,
 MED is not, so a grouping other than gold's should cost most there. Beside the runs, the same
@@ -36,6 +38,7 @@ import gzip
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
+from statistics import median
 from typing import Dict, List, Optional, Sequence, Set, Tuple
 
 from spinn_allennlp.core.transitions import (
@@ -121,8 +124,9 @@ class Tally:
     whole: int = 0
     operator_last: int = 0
     kinds: Dict[str, List[int]] = field(default_factory=lambda: {k: [0, 0] for k in KINDS})
+    lengths: Dict[str, List[int]] = field(default_factory=lambda: {k: [] for k in KINDS})
 
-    def add(self, errors: LineErrors, correct: Optional[bool]) -> None:
+    def add(self, errors: LineErrors, correct: Optional[bool], length: int = 0) -> None:
         self.lines += 1
         self.lists += errors.lists
         self.lists_whole += errors.lists_whole
@@ -132,6 +136,7 @@ class Tally:
         self.operator_last += errors.operator_last
         self.kinds[errors.kind][0] += 1
         self.kinds[errors.kind][1] += int(bool(correct))
+        self.lengths[errors.kind].append(length)
 
     def as_dict(self, with_accuracy: bool) -> Dict:
         def share(part: int, whole: int) -> Optional[float]:
@@ -149,6 +154,7 @@ class Tally:
                     "lines": count,
                     "share": share(count, self.lines),
                     "accuracy": share(correct, count) if with_accuracy else None,
+                    "median_tokens": median(self.lengths[kind]) if count else None,
                 }
                 for kind, (count, correct) in self.kinds.items()
             },
@@ -203,7 +209,7 @@ def tally(gold, trees_and_labels, with_accuracy: bool, keep=lambda words: True) 
         # A flat line has no list to split, only its arguments' grouping.
         if nested_lists(words) and keep(words):
             errors = line_errors(words, gold_transitions, transitions)
-            total.add(errors, predicted_label == label if with_accuracy else None)
+            total.add(errors, predicted_label == label if with_accuracy else None, len(words))
     return total.as_dict(with_accuracy)
 
 
@@ -219,8 +225,8 @@ def table(report: Dict) -> str:
     )
     rule = "|---|---:|---:|---:|---:|"
     for kind in KINDS:
-        head += f" {kind}: lines | accuracy |"
-        rule += "---:|---:|"
+        head += f" {kind}: lines | median tokens | accuracy |"
+        rule += "---:|---:|---:|"
     rows = [
         f"Test lines with nested lists, written by `scripts/listops_tree_errors.py` "
         f"(gold `{report['gold']}`; predictions: {runs}). Percentages; a kind's lines as a "
@@ -239,7 +245,8 @@ def table(report: Dict) -> str:
         )
         for kind in KINDS:
             cell = entry["kinds"][kind]
-            row += f" {percent(cell['share'])} | {percent(cell['accuracy'])} |"
+            tokens = "—" if cell["median_tokens"] is None else f"{cell['median_tokens']:g}"
+            row += f" {percent(cell['share'])} | {tokens} | {percent(cell['accuracy'])} |"
         rows.append(row)
     return "\n".join(rows) + "\n"
 

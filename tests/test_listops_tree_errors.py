@@ -1,6 +1,7 @@
 """scripts/listops_tree_errors.py: a ListOps parser's wrong brackets, lists split or regrouped."""
 
 import json
+import statistics
 
 import pytest
 
@@ -100,6 +101,9 @@ def test_main_on_real_listops_lines(tmp_path):
     gold_kind = exact_entry["kinds"]["gold tree"]
     assert gold_kind["share"] == 1.0
     assert gold_kind["accuracy"] == pytest.approx((len(nested) - 1) / len(nested))
+    lengths = sorted(len(gold[i][1]) for i in nested)
+    assert gold_kind["median_tokens"] == statistics.median(lengths)
+    assert exact_entry["kinds"]["a list split"]["median_tokens"] is None
     # Left-branching brackets are prefixes of the line: no nested list is one of them.
     assert exact_entry["operator_last"] == 0.0
     # Right-branching trees keep only the outermost list whole, its operator joined last.
