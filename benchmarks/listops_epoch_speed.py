@@ -15,8 +15,8 @@ validation. What each policy costs per step: the gold-tree TreeLSTM composes lev
 the full SPINN steps through 2N - 1 transitions teacher-forced; REINFORCE runs a sampled and
 a greedy pass, and PPO (``spinn_ppo``) three more passes, forward and backward, for its
 further parser updates; the best-draw parser (``spinn_best_draw``) four sampled passes, the
-task's loss backpropagated through the first only; the soft stack and straight-through Gumbel compute both moves at every
-step and read a soft second unit.
+task's loss backpropagated through the first only; the soft stack and straight-through
+Gumbel compute both moves at every step and read a soft second unit.
 
 Needs AllenNLP and the generated ListOps data.
 """
