@@ -36,26 +36,19 @@ Writes ``<out>.json`` and ``<out>.md``.
 import argparse
 import gzip
 import json
+import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 from statistics import median
 from typing import Dict, List, Optional, Sequence, Set, Tuple
 
-from spinn_allennlp.core.transitions import (
-    balanced_transitions,
-    brackets,
-    left_branching_transitions,
-    parse_to_transitions,
-    right_branching_transitions,
-)
+from spinn_allennlp.core.transitions import brackets, parse_to_transitions
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from tree_agreement import BASELINES, write_report  # noqa: E402  (the trivial trees; output)
 
 Span = Tuple[int, int]  # (first word, last word + 1), as `brackets` gives them
 KINDS = ("gold tree", "lists whole, grouped otherwise", "a list split")
-BASELINES = {
-    "balanced": balanced_transitions,
-    "left-branching": left_branching_transitions,
-    "right-branching": right_branching_transitions,
-}
 
 
 def list_spans(words: Sequence[str]) -> Set[Span]:
@@ -277,10 +270,7 @@ def main(argv: Sequence[str] = None) -> Dict:
         baseline = [(None, tree_of(len(words))) for _, words, _ in gold]
         trees[name] = tally(gold, baseline, with_accuracy=False)
     report = {"gold": str(args.gold), "runs": paths, "trees": trees, "by_median": by_median}
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.with_suffix(".json").write_text(json.dumps(report, indent=2) + "\n")
-    args.out.with_suffix(".md").write_text(table(report))
-    print(table(report))
+    write_report(report, table(report), args.out)
     return report
 
 

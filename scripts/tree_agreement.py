@@ -205,11 +205,16 @@ def main(argv: Sequence[str] = None) -> Dict:
         "against_gold": against_gold,
         "self_agreement": agreement(runs),
     }
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.with_suffix(".json").write_text(json.dumps(report, indent=2) + "\n")
-    args.out.with_suffix(".md").write_text(table(report))
-    print(table(report))
+    write_report(report, table(report), args.out)
     return report
+
+
+def write_report(report: Dict, markdown: str, out: Path) -> None:
+    """``out.json`` (the report) and ``out.md`` (its table), and the table on stdout."""
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.with_suffix(".json").write_text(json.dumps(report, indent=2) + "\n")
+    out.with_suffix(".md").write_text(markdown)
+    print(markdown)
 
 
 if __name__ == "__main__":
