@@ -153,6 +153,11 @@ class PolicyGradient(FromParams):
         if scored is None:
             return task_losses.sum() * 0.0
         log_probs, entropy = scored
+        if not (log_probs.requires_grad or entropy.requires_grad):
+            # Nothing the term could train: the parser is frozen (`parser_warmup`) and reads
+            # nodes it does not train. Its gradient would be zero, so the greedy pass and the
+            # further draws are not run (they cost as much as the training pass each).
+            return task_losses.sum() * 0.0
         if self.draws > 1:
             return self.weight * self._many_draws_loss(task_losses, log_probs, entropy, rerun)
         with torch.no_grad():

@@ -17,9 +17,9 @@ from spinn_allennlp.modules.policy_gradient import PolicyGradient
 from spinn_allennlp.testing import make_batch
 
 
-def setup():
+def setup(**spinn_options):
     torch.manual_seed(0)
-    model = Spinn(5, 4, tracking_dim=3, predict_transitions=True).double()
+    model = Spinn(5, 4, tracking_dim=3, predict_transitions=True, **spinn_options).double()
     inputs, mask, _ = make_batch([4, 6, 3, 7, 5], 5, random.Random(0), "cpu", torch.float64)
     target = torch.linspace(-1.0, 1.0, inputs.size(0), dtype=torch.float64)
 
@@ -90,3 +90,23 @@ def test_one_draw_is_reinforce_as_before():
 def test_settings_that_cannot_work_are_refused(settings, message):
     with pytest.raises(ConfigurationError, match=message):
         PolicyGradient.from_params(Params(dict(settings)))
+
+
+@pytest.mark.parametrize("draws, baseline", [(1, "greedy"), (4, "best_draw")])
+def test_a_frozen_parser_reading_untrained_nodes_costs_no_reruns(draws, baseline):
+    """While nothing of the parser trains (its parameters frozen, its inputs without
+    gradients) the term is zero and neither the greedy pass nor further draws run; unfrozen,
+    they run again."""
+    model, inputs, mask, task_losses, rerun, calls = setup(parser_trains_nodes=False)
+    gradient = PolicyGradient(draws=draws, baseline=baseline)
+    for parameter in model.parser_parameters():
+        parameter.requires_grad_(False)
+    out = model(inputs, mask, policy=gradient.policy())
+    assert not inputs.requires_grad and not out.action_log_probs.requires_grad
+    loss = gradient.loss(task_losses(out), [out], rerun)
+    assert calls == [] and loss.item() == 0.0
+    for parameter in model.parser_parameters():
+        parameter.requires_grad_(True)
+    out = model(inputs, mask, policy=gradient.policy())
+    gradient.loss(task_losses(out), [out], rerun)
+    assert calls == (["Greedy"] if draws == 1 else ["Sampled"] * 3)
