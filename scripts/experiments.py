@@ -475,6 +475,9 @@ def in_progress(runs: Path, validation_key: str) -> str:
 LISTOPS_NAMES = {
     "spinn_pi_nt": "SPINN-PI-NT, gold trees (Model 0: a TreeLSTM)",
     "lstm": "LSTM",
+    # `lstm` with the learning rate never halved (reduce_on_plateau patience 1000) and early
+    # stopping's patience 25: a try at the LSTM anchor.
+    "lstm_constant_lr": "LSTM, learning rate kept constant",
     "spinn_pi_nt_balanced": "SPINN-PI-NT, balanced trees",
     "spinn": "full SPINN (Model 1)",
     "spinn_model2": "Model 2 (own transitions, scheduled)",
