@@ -119,7 +119,7 @@ class Tally:
     kinds: Dict[str, List[int]] = field(default_factory=lambda: {k: [0, 0] for k in KINDS})
     lengths: Dict[str, List[int]] = field(default_factory=lambda: {k: [] for k in KINDS})
 
-    def add(self, errors: LineErrors, correct: Optional[bool], length: int = 0) -> None:
+    def add(self, errors: LineErrors, correct: Optional[bool], length: int) -> None:
         self.lines += 1
         self.lists += errors.lists
         self.lists_whole += errors.lists_whole
