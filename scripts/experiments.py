@@ -34,13 +34,7 @@ from allennlp.common import Params
 from allennlp.models.archival import load_archive
 
 import spinn_allennlp.plugin  # noqa: F401  (registers the plugin's classes, for archives)
-from spinn_allennlp.core.transitions import (
-    balanced_transitions,
-    bracket_f1,
-    left_branching_transitions,
-    parse_to_transitions,
-    right_branching_transitions,
-)
+from spinn_allennlp.core.transitions import FIXED_SHAPES, bracket_f1, parse_to_transitions
 
 ROOT = Path(__file__).resolve().parents[1]
 ALLENNLP = [sys.executable, "-m", "allennlp"]
@@ -500,16 +494,11 @@ LISTOPS_ACCURACY = (
 def fixed_tree_f1(test: Path = LISTOPS_TEST) -> Dict[str, float]:
     """Mean sentence bracket F1 of balanced / left- / right-branching trees against the gold
     trees of the ListOps test set."""
-    shapes = {
-        "balanced": balanced_transitions,
-        "left-branching": left_branching_transitions,
-        "right-branching": right_branching_transitions,
-    }
-    sums = {name: [0.0, 0] for name in shapes}
+    sums = {name: [0.0, 0] for name in FIXED_SHAPES}
     with gzip.open(test, "rt", encoding="utf-8") as lines:
         for line in lines:
             tokens, gold = parse_to_transitions(line.rstrip("\n").split("\t")[1])
-            for name, shape in shapes.items():
+            for name, shape in FIXED_SHAPES.items():
                 f1 = bracket_f1(shape(len(tokens)), gold)
                 if f1 is not None:
                     sums[name][0] += f1

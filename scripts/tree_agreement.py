@@ -33,11 +33,11 @@ import itertools
 import json
 import statistics
 from pathlib import Path
-from typing import Callable, Dict, List, Sequence, Tuple
+from typing import Dict, List, Sequence, Tuple
 
 from spinn_allennlp.core.transitions import (
+    FIXED_SHAPES,
     SHIFT,
-    balanced_transitions,
     left_branching_transitions,
     parse_to_transitions,
     right_branching_transitions,
@@ -45,12 +45,6 @@ from spinn_allennlp.core.transitions import (
 from spinn_allennlp.data.parse_quality import ParseQuality
 
 Tree = Tuple[List[str], List[int]]  # words, transitions
-
-BASELINES: Dict[str, Callable[[int], List[int]]] = {
-    "balanced": balanced_transitions,
-    "left-branching": left_branching_transitions,
-    "right-branching": right_branching_transitions,
-}
 
 
 def read_lines(path: Path) -> List[str]:
@@ -197,7 +191,7 @@ def main(argv: Sequence[str] = None) -> Dict:
         runs[name] = read_predictions(Path(path), keys, gold)
 
     against_gold = {name: score(trees, reference) for name, trees in runs.items()}
-    for name, tree_of in BASELINES.items():
+    for name, tree_of in FIXED_SHAPES.items():
         against_gold[name] = score([tree_of(n) for n in lengths], reference)
     report = {
         "gold": str(args.gold),

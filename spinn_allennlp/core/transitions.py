@@ -19,6 +19,7 @@ from dataclasses import astuple, dataclass
 from typing import (
     Callable,
     ClassVar,
+    Dict,
     Generic,
     Hashable,
     Iterable,
@@ -250,6 +251,14 @@ def right_branching_transitions(num_tokens: int) -> List[int]:
     if num_tokens < 1:
         return []
     return [SHIFT] * num_tokens + [REDUCE] * (num_tokens - 1)
+
+
+# The trees that need no parse, by name: the floors an induced tree's bracket F1 is read against.
+FIXED_SHAPES: Dict[str, Callable[[int], List[int]]] = {
+    "balanced": balanced_transitions,
+    "left-branching": left_branching_transitions,
+    "right-branching": right_branching_transitions,
+}
 
 
 def crop_tree_left(tree: Tree, max_tokens: int) -> Tree:
