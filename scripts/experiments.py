@@ -641,6 +641,8 @@ SNLI_NAMES = {
     "spinn_reinforce": "REINFORCE parser, latent trees",
     "spinn_gumbel": "straight-through Gumbel parser, latent trees",
     "spinn_soft_annealed": "soft stack annealed to choose, latent trees",
+    "spinn_ppo": "PPO parser, latent trees",
+    "spinn_best_draw": "best-draw parser (4 trees a sentence), latent trees",
     "spinn_typed": "SPINN, typed REDUCE",
 }
 # Chen et al. (2017); "him" is made from the esim and tree_esim runs of the same seed.

@@ -46,6 +46,11 @@ SNLI_ENCODER_SIZES: Dict[str, Dict[str, Any]] = {
         "model.encoder.hidden_dim": 10,
         "model.encoder.tracking_dim": 6,
     },
+    "spinn_best_draw": {
+        "model.encoder.input_dim": 12,
+        "model.encoder.hidden_dim": 10,
+        "model.encoder.tracking_dim": 6,
+    },
     "spinn_typed": {
         "model.encoder.input_dim": 12,
         "model.encoder.hidden_dim": 10,

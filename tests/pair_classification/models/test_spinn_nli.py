@@ -150,6 +150,7 @@ def test_typed_reduce_reports_labeled_f1_and_trains_the_type_classifier():
         "spinn_gumbel",
         "spinn_soft_annealed",
         "spinn_ppo",
+        "spinn_best_draw",
     ],
 )
 def test_latent_tree_configs_train_their_parser(variant):
