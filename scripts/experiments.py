@@ -472,6 +472,8 @@ LISTOPS_NAMES = {
     # `lstm` with the learning rate never halved (reduce_on_plateau patience 1000) and early
     # stopping's patience 25: a try at the LSTM anchor.
     "lstm_constant_lr": "LSTM, learning rate kept constant",
+    # The same with dropout 0.2 on the sentence vector and the MLP's output (`model.dropout`).
+    "lstm_dropout": "LSTM, learning rate constant, dropout 0.2",
     "spinn_pi_nt_balanced": "SPINN-PI-NT, balanced trees",
     "spinn": "full SPINN (Model 1)",
     "spinn_model2": "Model 2 (own transitions, scheduled)",
