@@ -23,40 +23,21 @@ SNLI_SMALL: Dict[str, Any] = {
     # same first batch twice, so tests use a plain sequential loader.
     "data_loader": {"batch_sampler": None, "batch_size": 8},
 }
+# Encoders with a tracker (SPINN-PI and every config built on the full SPINN) share one size.
+_TRACKER_SIZES: Dict[str, Any] = {
+    "model.encoder.input_dim": 12,
+    "model.encoder.hidden_dim": 10,
+    "model.encoder.tracking_dim": 6,
+}
 SNLI_ENCODER_SIZES: Dict[str, Dict[str, Any]] = {
     "lstm": {"model.encoder.input_size": 12, "model.encoder.hidden_size": 10},
     "spinn_pi_nt": {"model.encoder.input_dim": 12, "model.encoder.hidden_dim": 10},
-    "spinn_pi": {
-        "model.encoder.input_dim": 12,
-        "model.encoder.hidden_dim": 10,
-        "model.encoder.tracking_dim": 6,
-    },
-    "spinn": {
-        "model.encoder.input_dim": 12,
-        "model.encoder.hidden_dim": 10,
-        "model.encoder.tracking_dim": 6,
-    },
-    "spinn_reinforce": {
-        "model.encoder.input_dim": 12,
-        "model.encoder.hidden_dim": 10,
-        "model.encoder.tracking_dim": 6,
-    },
-    "spinn_ppo": {
-        "model.encoder.input_dim": 12,
-        "model.encoder.hidden_dim": 10,
-        "model.encoder.tracking_dim": 6,
-    },
-    "spinn_best_draw": {
-        "model.encoder.input_dim": 12,
-        "model.encoder.hidden_dim": 10,
-        "model.encoder.tracking_dim": 6,
-    },
-    "spinn_typed": {
-        "model.encoder.input_dim": 12,
-        "model.encoder.hidden_dim": 10,
-        "model.encoder.tracking_dim": 6,
-        "model.encoder.type_dim": 3,
-    },
+    "spinn_pi": _TRACKER_SIZES,
+    "spinn": _TRACKER_SIZES,
+    "spinn_reinforce": _TRACKER_SIZES,
+    "spinn_ppo": _TRACKER_SIZES,
+    "spinn_best_draw": _TRACKER_SIZES,
+    "spinn_typed": {**_TRACKER_SIZES, "model.encoder.type_dim": 3},
 }
 
 
