@@ -14,7 +14,7 @@ class Mode(str, Enum):
     so ``mode == "given"`` and JSON output work as with plain strings."""
 
     GIVEN = "given"  # the transitions passed in (gold parses, or the balanced default tree)
-    PREDICTED = "predicted"  # the model's own parser, greedy, restricted to legal moves
+    PREDICTED = "predicted"  # the model's own parser (greedy or beam), legal moves only
     MIXED = "mixed"  # per step, the given transition or (with some probability) its own
     SOFT = "soft"  # a soft stack whose strengths are the parser's probabilities
     SAMPLED = "sampled"  # drawn from the parser's distribution over legal moves
@@ -65,6 +65,9 @@ class SpinnOutput:
     # Summed over steps, the log-probability of the whole tree (REINFORCE's score function).
     action_log_probs: Optional[torch.Tensor] = None
     action_entropy: Optional[torch.Tensor] = None
+    # Shape: (B,). Beam search (``runners/beam.py``): the log-probability under the parser of
+    # each tree found (0 for an empty sentence).
+    beam_log_probs: Optional[torch.Tensor] = None
 
     def split(self, sizes: Sequence[int]) -> List["SpinnOutput"]:
         """The outputs of consecutive groups of ``sizes`` sentences (e.g. premises, then
@@ -90,6 +93,9 @@ class SpinnOutput:
                     reduce_type_logits=_cut(self.reduce_type_logits, rows, steps),
                     action_log_probs=_cut(self.action_log_probs, rows, steps),
                     action_entropy=_cut(self.action_entropy, rows, steps),
+                    beam_log_probs=(
+                        None if self.beam_log_probs is None else self.beam_log_probs[rows]
+                    ),
                 )
             )
         return outputs

@@ -8,6 +8,8 @@ policy it runs, so a new way of choosing is one class:
 * :class:`Given` follows the given transitions (gold trees, a tree source's, or the balanced
   default tree): SPINN-PI-NT, SPINN-PI, and the full SPINN under teacher forcing;
 * :class:`Greedy` follows the parser's most probable legal move: the full SPINN at test time;
+* :class:`BeamSearch` keeps the parser's ``width`` most probable partial parses per sentence
+  and follows the best tree found (``runners/beam.py``, at evaluation);
 * :class:`Mixed` follows, per step, the given transition or, with some probability, its own
   (NSHRDLU Model 2, scheduled sampling);
 * :class:`Sampled` draws each move from the parser's distribution over legal moves and
@@ -98,6 +100,10 @@ class Choice:
     # distribution's entropy (sampling policies).
     log_prob: Optional[torch.Tensor] = None
     entropy: Optional[torch.Tensor] = None
+    # Shape: (k,). A beam's reordering: running row i continues the hypothesis of row
+    # ``parents[i]`` (its stack, buffer, tracker state and history) before ``action`` is
+    # applied; ``action`` is legal for that parent's stack. None: every row continues itself.
+    parents: Optional[torch.Tensor] = None
 
 
 class TransitionPolicy:
@@ -116,6 +122,8 @@ class TransitionPolicy:
     needs_parser: bool = True
     # Drives the soft stack (``reduce_strength``) rather than a discrete one (``choose``).
     soft: bool = False
+    # Searches over several parses per sentence (``runners/beam.py``).
+    searches: bool = False
     # The task's loss can train the parser through what this policy returns (soft strengths,
     # or the log-probabilities of sampled moves for REINFORCE), with no gold transitions.
     learns_from_task: bool = False
@@ -169,6 +177,72 @@ class Greedy(TransitionPolicy):
         action = step.legal(step.logits.argmax(dim=-1))
         types = step.type_logits.argmax(dim=-1) if step.type_logits is not None else None
         return Choice(action, types=types)
+
+
+class BeamSearch(TransitionPolicy):
+    """The parser's most probable tree found by beam search: the ``width`` most probable
+    partial parses (sums of the legal moves' log-probabilities, a forced move counting 0) kept
+    at every step, and each sentence's best at its last step. Width 1 is :class:`Greedy`; a
+    width of at least the number of binary trees over a sentence's words finds its most
+    probable tree. Types: the type classifier's most probable (as greedy).
+
+    Runs through ``runners/beam.py``, for evaluation: that runner repeats every sentence
+    ``width`` times (consecutive rows), searches without gradients with this policy, then
+    encodes each sentence once on the tree found. Here, the running rows come in groups of
+    ``width`` copies of one sentence; ``choose`` ranks each group's ``2 * width`` continuations
+    and returns the best ``width``, best first, as moves and the rows they continue
+    (``Choice.parents``). ``scores``: each row's log-probability so far (sorted rows)."""
+
+    mode = Mode.PREDICTED
+    searches = True
+
+    def __init__(self, width: int) -> None:
+        if width < 1:
+            raise ValueError(f"a beam's width must be at least 1, got {width}")
+        self.width = width
+        self.scores: Optional[torch.Tensor] = None
+
+    def start(self, num_rows: int, like: torch.Tensor) -> None:
+        """A new search over ``num_rows`` rows (sentences x width): each group's first copy
+        alive with log-probability 0, the others not yet (-inf), so that the first steps do
+        not fill the beam with copies of one parse."""
+        if num_rows % self.width:
+            raise ValueError(f"{num_rows} rows are not groups of {self.width} copies")
+        scores = torch.zeros(
+            num_rows // self.width, self.width, dtype=like.dtype, device=like.device
+        )
+        scores[:, 1:] = float("-inf")
+        self.scores = scores.flatten()
+
+    def choose(self, step: Step) -> Choice:
+        if self.scores is None:
+            raise ValueError("BeamSearch.start() must be called before a search")
+        log_probs = step.legal_log_probs()  # (k, 2), -inf for an illegal move
+        k = log_probs.size(0)
+        width = self.width
+        candidates = (self.scores[:k].unsqueeze(1) + log_probs.to(self.scores.dtype)).view(
+            k // width, 2 * width
+        )
+        best, index = candidates.topk(width, dim=1)  # best first
+        group_start = torch.arange(0, k, width, device=index.device).unsqueeze(1)
+        parents = (group_start + torch.div(index, 2, rounding_mode="floor")).flatten()
+        # index % 2 is the move (SHIFT = 0, REDUCE = 1). A row whose score is -inf (fewer
+        # live continuations than the width) may hold an illegal one: made legal for its
+        # parent's stack, so that every row still builds a tree.
+        must_shift, must_reduce = step.forced()
+        action = torch.where(
+            must_shift.index_select(0, parents),
+            SHIFT,
+            torch.where(must_reduce.index_select(0, parents), REDUCE, (index % 2).flatten()),
+        )
+        self.scores[:k] = best.flatten()
+        types = None
+        if step.type_logits is not None:
+            types = step.type_logits.index_select(0, parents).argmax(dim=-1)
+        return Choice(action, types=types, parents=parents)
+
+    def __repr__(self) -> str:
+        return f"BeamSearch(width={self.width})"
 
 
 class Mixed(TransitionPolicy):

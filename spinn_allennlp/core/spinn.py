@@ -20,7 +20,7 @@ from spinn_allennlp.core.options import check_options, check_policy
 from spinn_allennlp.core.output import GIVEN, SpinnOutput
 from spinn_allennlp.core.parts import SpinnParts
 from spinn_allennlp.core.policies import TransitionPolicy, policy_for_mode
-from spinn_allennlp.core.runners import run_levelwise, run_soft_stack, run_thin_stack
+from spinn_allennlp.core.runners import run_beam, run_levelwise, run_soft_stack, run_thin_stack
 from spinn_allennlp.core.transitions import PAD
 
 Runner = Callable[[PreparedBatch, SpinnParts, TransitionPolicy], SpinnOutput]
@@ -218,6 +218,8 @@ class Spinn(nn.Module):
     def _runner_for(self, policy: TransitionPolicy) -> Runner:
         if policy.soft:
             return run_soft_stack
+        if policy.searches:
+            return run_beam
         if policy.follows_given and self.tracker is None and self.levelwise:
             return run_levelwise
         return run_thin_stack
@@ -232,6 +234,8 @@ class Spinn(nn.Module):
             transitions=torch.full((batch_size, 0), PAD, dtype=torch.long, device=batch.device),
             mode=policy.mode,
         )
+        if policy.searches:
+            output.beam_log_probs = batch.inputs.new_zeros(batch_size)  # the empty tree's
         if batch.return_nodes:
             output.node_states = batch.tape.read(batch.base[:0]).view(batch_size, 0, self.node_dim)
             output.node_hidden = hidden(output.node_states)

@@ -9,6 +9,7 @@ from allennlp.modules.seq2vec_encoders import Seq2VecEncoder
 from spinn_allennlp.core.options import check_options
 from spinn_allennlp.core.output import SpinnOutput
 from spinn_allennlp.core.policies import (
+    BeamSearch,
     Given,
     Greedy,
     Mixed,
@@ -160,6 +161,13 @@ class SpinnEncoder(TreeEncoder):
         the encoder `transitions` trains the parser with no code of its own. (The reported
         loss does not include it.) Leave 0 when the model adds the loss itself, as `spinn_nli`
         does through `encode`.
+    beam_size : `int`, optional (default = `1`)
+        With a parser, at evaluation: where the encoder follows its own parse, the most
+        probable tree a beam search of this width finds (`core.runners.beam`) instead of the
+        greedy one; 1 is greedy. Costs about `beam_size` + 1 greedy passes. Training is not
+        affected, so a trained model can be evaluated with a beam by overriding it:
+        `allennlp evaluate ... --overrides '{"model.encoder.beam_size": 4}'` (for `spinn_nli`
+        and `spinn_classifier`, whose encoder is `model.encoder`).
     mixed_precision : `str`, optional (default = `None`)
         `"bf16"`: the encoder's passes run under `torch.autocast` with bfloat16, in training and
         evaluation: matrix products take bf16 operands (8 significant bits) and add up in
@@ -193,8 +201,16 @@ class SpinnEncoder(TreeEncoder):
         gumbel_straight_through: bool = False,
         composition_reads_tracker: bool = True,
         parser_trains_nodes: bool = True,
+        beam_size: int = 1,
     ) -> None:
         super().__init__()
+        if beam_size < 1:
+            raise ValueError(f"beam_size must be at least 1, got {beam_size}")
+        if beam_size > 1 and not predict_transitions:
+            raise ValueError(
+                "beam_size > 1 searches over the parser's transitions: it needs "
+                "predict_transitions=true"
+            )
         if mixed_precision not in MIXED_PRECISION:
             raise ValueError(
                 f"mixed_precision must be one of {[k for k in MIXED_PRECISION if k]} or null, "
@@ -241,6 +257,7 @@ class SpinnEncoder(TreeEncoder):
         self.strength_entropy_weight = strength_entropy_weight
         self.mixed_precision = mixed_precision
         self.gumbel_straight_through = gumbel_straight_through
+        self.beam_size = beam_size
         # Whether anything trains the parser: set by a gradient reaching its weights.
         self._parser_probe = GradientProbe()
         self._training_passes = 0
@@ -281,12 +298,18 @@ class SpinnEncoder(TreeEncoder):
                 return StraightThroughGumbel(self.parser_temperature)
             if self.training or (self.soft_at_test_time and not self.gumbel_straight_through):
                 return SoftStrengths(self.parser_temperature)
-            return Greedy()
+            return self._own_parse()
         if not has_transitions:
-            return Greedy()
+            return self._own_parse()
         if self.training:
             return Mixed(self.self_transition_prob) if self.self_transition_prob > 0 else Given()
-        return Greedy() if self.parse_at_test_time else Given()
+        return self._own_parse() if self.parse_at_test_time else Given()
+
+    def _own_parse(self) -> TransitionPolicy:
+        """The parser's own tree: greedy, or at evaluation a beam search of `beam_size`."""
+        if self.beam_size > 1 and not self.training:
+            return BeamSearch(self.beam_size)
+        return Greedy()
 
     def transition_mode(self, has_transitions: bool) -> str:
         """The mode of :meth:`policy`: "given", "predicted", "mixed" or "soft"."""

@@ -356,7 +356,21 @@ def merge_rows(
         reduce_type_logits=merged("reduce_type_logits", 0.0),
         action_log_probs=merged("action_log_probs", 0.0),
         action_entropy=merged("action_entropy", 0.0),
+        beam_log_probs=_merged_per_sentence(outputs, rows, batch_size, "beam_log_probs"),
     )
+
+
+def _merged_per_sentence(
+    outputs: Sequence[SpinnOutput], rows: Sequence[torch.Tensor], batch_size: int, name: str
+) -> Optional[torch.Tensor]:
+    """A per-sentence field (shape (B,)) of `merge_rows`; None unless every group has it."""
+    parts = [getattr(output, name) for output in outputs]
+    if any(part is None for part in parts):
+        return None
+    result = parts[0].new_zeros(batch_size)
+    for part, index in zip(parts, rows):
+        result[index] = part
+    return result
 
 
 def gold_like(gold: torch.Tensor, output: SpinnOutput) -> torch.Tensor:

@@ -10,6 +10,7 @@ from allennlp.modules.seq2vec_encoders import Seq2VecEncoder
 from spinn_allennlp.core import transitions as tr
 from spinn_allennlp.core.output import GIVEN, MIXED, PREDICTED
 from spinn_allennlp.core.policies import (
+    BeamSearch,
     Choice,
     Greedy,
     Sampled,
@@ -83,6 +84,20 @@ def test_transition_mode_policy():
     assert gold_at_test.eval().transition_mode(True) == GIVEN
 
 
+def test_beam_size_searches_at_evaluation_only():
+    torch.manual_seed(0)
+    encoder = SpinnEncoder(5, 4, tracking_dim=3, predict_transitions=True, beam_size=3).double()
+    inputs, mask, gold = parser_batch()
+    assert isinstance(encoder.eval().policy(True), BeamSearch)
+    assert isinstance(encoder.eval().policy(False), BeamSearch)
+    searched = encoder.eval().encode(inputs, mask, gold)
+    assert searched.mode == PREDICTED and searched.beam_log_probs.shape == (inputs.size(0),)
+    # Training is unchanged: gold trees followed (teacher forcing), greedy without them.
+    assert encoder.train().transition_mode(True) == GIVEN
+    assert isinstance(encoder.train().policy(False), Greedy)
+    assert encoder.train().encode(inputs, mask, gold).beam_log_probs is None
+
+
 def test_bad_options_are_refused():
     with pytest.raises(ValueError, match="tracking"):
         SpinnEncoder(4, 3, predict_transitions=True)
@@ -92,6 +107,10 @@ def test_bad_options_are_refused():
         SpinnEncoder(4, 3, tracking_dim=2, self_transition_prob=0.5)
     with pytest.raises(ValueError, match=r"\[0, 1\]"):
         SpinnEncoder(4, 3, tracking_dim=2, predict_transitions=True, self_transition_prob=2.0)
+    with pytest.raises(ValueError, match="predict_transitions"):
+        SpinnEncoder(4, 3, tracking_dim=2, beam_size=4)
+    with pytest.raises(ValueError, match="at least 1"):
+        SpinnEncoder(4, 3, tracking_dim=2, predict_transitions=True, beam_size=0)
 
 
 # --- a parser inside any model: trained by the encoder, or loudly untrained ----------------

@@ -44,3 +44,23 @@ def test_v0_1_0_archive_evaluates_as_it_did(archive):
     expected = json.loads((ARCHIVES / "spinn_v0.1.0.snli_sample.metrics.json").read_text())
     for name in ("accuracy", "transition_accuracy", "tree_accuracy", "valid_tree_rate"):
         assert metrics[name] == pytest.approx(expected[name], abs=1e-9), name
+
+
+def test_v0_1_0_archive_evaluates_with_a_beam():
+    """A beam is an evaluation setting: an archive trained without one evaluates with one
+    through an override, its parser's trees still valid; width 1 gives the archive's own
+    numbers back."""
+    expected = json.loads((ARCHIVES / "spinn_v0.1.0.snli_sample.metrics.json").read_text())
+    for width in (1, 4):
+        beam = load_archive(
+            str(ARCHIVES / "spinn_v0.1.0.tar.gz"),
+            overrides=json.dumps({"model.encoder.beam_size": width}),
+        )
+        assert beam.model._encoder.beam_size == width
+        instances = list(beam.dataset_reader.read(SNLI_SAMPLE))
+        loader = SimpleDataLoader(instances, batch_size=32, vocab=beam.model.vocab)
+        metrics = evaluate(beam.model, loader)
+        assert metrics["valid_tree_rate"] == 1.0
+        if width == 1:
+            assert metrics["accuracy"] == pytest.approx(expected["accuracy"], abs=1e-9)
+            assert metrics["tree_accuracy"] == pytest.approx(expected["tree_accuracy"], abs=1e-9)

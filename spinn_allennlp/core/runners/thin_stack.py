@@ -126,6 +126,14 @@ def run_thin_stack(
             legality=_legality(columns, buffer_end[:k]),
         )
         choice = policy.choose(step)
+        if choice.parents is not None:
+            # A beam: each row takes over its parent's hypothesis before moving.
+            parents = choice.parents
+            read_rows = read_rows.index_select(0, parents)
+            cursor[:k] = cursor[:k].index_select(0, parents)
+            pointers[:k] = pointers[:k].index_select(0, parents)
+            tracker_state = reader.reorder(tracker_state, parents)
+            record.reorder(t, k, parents)
         is_reduce = choice.action == REDUCE
         extra = parts.extra_input(
             tracker_state,
@@ -200,6 +208,11 @@ class _Untracked:
 
     def pushed(self, push_rows: torch.Tensor, slots: torch.Tensor, t: int) -> None:
         pass
+
+    def reorder(
+        self, tracker_state: Optional[torch.Tensor], parents: torch.Tensor
+    ) -> Optional[torch.Tensor]:
+        return None
 
     def logits_after_loop(self) -> List[torch.Tensor]:
         return []
@@ -303,6 +316,17 @@ class _Tracked:
     def children(self, read_rows: torch.Tensor, rows: Optional[torch.Tensor]) -> torch.Tensor:
         return _children(self.tape, read_rows, rows, self.node_dim)
 
+    def reorder(
+        self, tracker_state: Optional[torch.Tensor], parents: torch.Tensor
+    ) -> Optional[torch.Tensor]:
+        """The running rows take over their ``parents``' tracker states (and stack
+        summaries); returns the step's tracker output reordered likewise."""
+        h, c = self.state
+        self.state = h.index_select(0, parents), c.index_select(0, parents)
+        if self.summaries is not None:
+            self.summaries.reorder(parents)
+        return self.state[0]
+
     def pushed(self, push_rows: torch.Tensor, slots: torch.Tensor, t: int) -> None:
         if self.summaries is not None:
             nodes = self.parts.parser_view(self.hidden(self.tape.read(push_rows)))
@@ -354,6 +378,15 @@ class _Record:
             self.log_probs.append(choice.log_prob)
         if choice.entropy is not None:
             self.entropy.append(choice.entropy)
+
+    def reorder(self, t: int, k: int, parents: torch.Tensor) -> None:
+        """The first k rows' moves before step t become their parents' (a beam). Only the
+        moves and pushed rows follow: the logits and log-probabilities recorded per step stay
+        where they were computed (a beam's searching pass reads only its transitions)."""
+        self.followed[:t, :k] = self.followed[:t, :k].index_select(1, parents)
+        self.pushed[:t, :k] = self.pushed[:t, :k].index_select(1, parents)
+        if self.followed_types is not None:
+            self.followed_types[:t, :k] = self.followed_types[:t, :k].index_select(1, parents)
 
     def output(
         self,
@@ -446,6 +479,11 @@ class _SummaryState:
         shifted = (columns[:, 0] - buffer_start).view(k, 1, 1)
         buffer = self.buffer[:k].gather(1, shifted.expand(-1, -1, self.buffer.size(2))).squeeze(1)
         return torch.cat([stack, buffer], dim=-1)
+
+    def reorder(self, parents: torch.Tensor) -> None:
+        """The first k sorted sentences take over their ``parents``' stacks (a beam)."""
+        k = parents.size(0)
+        self.pointers[:k] = self.pointers[:k].index_select(0, parents)
 
     def push(self, pushed: torch.Tensor, slots: torch.Tensor, t: int) -> None:
         """Records the stack summaries after step t's push of items with h ``pushed`` into
