@@ -243,8 +243,10 @@ def train_and_test(
                 since = duration_seconds(
                     json.loads((out / "metrics.json").read_text())["training_duration"]
                 )
+                # To the millisecond: rounded coarser, a short resumed part could make the
+                # total come out under the cut-off part alone.
                 wall = {
-                    "train_wall_seconds": round(before + since, 1),
+                    "train_wall_seconds": round(before + since, 3),
                     "recovered_after_seconds": before,
                 }
                 (out / "wall.json").write_text(json.dumps(wall, indent=2) + "\n")
