@@ -326,7 +326,8 @@ def merge_rows(
     """One `SpinnOutput` of `batch_size` sentences from the outputs of groups of them encoded
     apart (`rows[i]`: the batch positions of `outputs[i]`'s sentences), each per-step tensor
     padded to the longest group's steps (PAD for transitions and types, 0 for the rest). The
-    mode is the first group's."""
+    mode is the first group's. (Only a policy that follows given trees splits a batch, so a
+    beam's `beam_log_probs` never reach here.)"""
     steps = max(output.transitions.size(1) for output in outputs)
 
     def merged(name: str, fill: float) -> Optional[torch.Tensor]:
@@ -356,21 +357,7 @@ def merge_rows(
         reduce_type_logits=merged("reduce_type_logits", 0.0),
         action_log_probs=merged("action_log_probs", 0.0),
         action_entropy=merged("action_entropy", 0.0),
-        beam_log_probs=_merged_per_sentence(outputs, rows, batch_size, "beam_log_probs"),
     )
-
-
-def _merged_per_sentence(
-    outputs: Sequence[SpinnOutput], rows: Sequence[torch.Tensor], batch_size: int, name: str
-) -> Optional[torch.Tensor]:
-    """A per-sentence field (shape (B,)) of `merge_rows`; None unless every group has it."""
-    parts = [getattr(output, name) for output in outputs]
-    if any(part is None for part in parts):
-        return None
-    result = parts[0].new_zeros(batch_size)
-    for part, index in zip(parts, rows):
-        result[index] = part
-    return result
 
 
 def gold_like(gold: torch.Tensor, output: SpinnOutput) -> torch.Tensor:

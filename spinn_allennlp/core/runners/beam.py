@@ -8,7 +8,8 @@ at each step keeps each sentence's ``width`` most probable partial parses and ha
 hand each row the stack, tracker state and history of the parse it continues
 (``Choice.parents``); the best is each group's first row at the end. Then the encoding: each
 sentence once, on the tree found (the tracker sees the same stacks, so the same states and
-logits as on the search's path), with gradients where they are enabled. The search costs
+logits as on the search's path), with gradients where they are enabled, on the batch as it
+was prepared (its leaves computed once). The search costs
 about ``width`` greedy passes, the encoding one more.
 """
 
@@ -49,15 +50,9 @@ def run_beam(batch: PreparedBatch, parts: SpinnParts, policy: TransitionPolicy) 
         # Each group's first row holds its best parse; scores are in sorted order.
         trees = searched.transitions[::width]
         log_probs = policy.scores.index_select(0, copies.rank)[::width]
-    found = prepare_batch(
-        batch.inputs,
-        batch.mask,
-        parts.leaves,
-        parts.node_dim,
-        trees,
-        follow_given=True,
-        node_inputs=batch.node_inputs,
-        return_nodes=batch.return_nodes,
-    )
+    # The batch as prepared, its leaves already on the tape (with their gradients), now
+    # following the trees found: every tree over n words takes the 2n - 1 steps the batch was
+    # laid out for, so its order and tape layout hold as they are.
+    found = dataclasses.replace(batch, transitions=trees.to(batch.device))
     output = run_thin_stack(found, parts, Given())
     return dataclasses.replace(output, mode=policy.mode, beam_log_probs=log_probs)
