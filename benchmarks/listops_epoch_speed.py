@@ -1,7 +1,7 @@
 """ListOps training time per epoch of each parser (transition policy), through AllenNLP.
 
     python benchmarks/listops_epoch_speed.py [--configs spinn_pi_nt,spinn,...] [--batches 8]
-        [--threads 1] [--out benchmarks/results]
+        [--device cpu|cuda] [--threads 1] [--out benchmarks/results]
 
 Each ListOps config (``training_config/classification/listops_<name>.jsonnet``: the ListOps
 protocol, D = 128, batch 128, training lines of at most 100 tokens) is built as ``allennlp
@@ -36,6 +36,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from allennlp.commands.train import TrainModel  # noqa: E402
 from allennlp.common import Params  # noqa: E402
 from allennlp.common.util import prepare_environment  # noqa: E402
+from allennlp.nn import util as nn_util  # noqa: E402
 from allennlp.training import GradientDescentTrainer  # noqa: E402
 from common import (  # noqa: E402
     environment,
@@ -72,6 +73,7 @@ def parse_args() -> argparse.Namespace:
         default="spinn_pi_nt,spinn,spinn_reinforce,spinn_soft_annealed,spinn_gumbel",
     )
     parser.add_argument("--batches", type=int, default=8, help="distinct batches timed")
+    parser.add_argument("--device", default="cpu", choices=["cpu", "cuda"])
     parser.add_argument("--threads", type=int, default=None, help="torch.set_num_threads")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--train-data", default=None, help="instead of the config's (tests)")
@@ -85,7 +87,7 @@ def build_trainer(name: str, args: argparse.Namespace, workdir: Path) -> Gradien
         "test_data_path": None,
         "evaluate_on_test": False,
         "dataset_reader.max_instances": BATCH_SIZE * args.batches,
-        "trainer.cuda_device": -1,
+        "trainer.cuda_device": 0 if args.device == "cuda" else -1,
         "random_seed": args.seed,
         "numpy_seed": args.seed,
         "pytorch_seed": args.seed,
@@ -124,13 +126,16 @@ def main() -> None:
         for name in configs:
             print(f"building {name}", file=sys.stderr)
             trainers[name] = build_trainer(name, args, Path(workdir))
-            batches[name] = list(trainers[name].data_loader)
+            target = trainers[name].cuda_device
+            batches[name] = [
+                nn_util.move_to_device(batch, target) for batch in trainers[name].data_loader
+            ]
             trainers[name].model.train()
     reference = batches[configs[0]]
     for name in configs[1:]:
         assert len(batches[name]) == len(reference), name
         for mine, theirs in zip(batches[name], reference):
-            assert torch.equal(mine["label"], theirs["label"]), name
+            assert torch.equal(mine["label"].cpu(), theirs["label"].cpu()), name
 
     step_times: Dict[str, List[float]] = {name: [] for name in configs}
     for index in range(len(reference)):
@@ -140,7 +145,7 @@ def main() -> None:
             )
             for name in configs
         }
-        for name, seconds in time_interleaved(steps, "cpu", 1, 1).items():
+        for name, seconds in time_interleaved(steps, args.device, 1, 1).items():
             step_times[name] += seconds
         print(f"batch {index + 1}/{len(reference)}", file=sys.stderr)
 
@@ -162,9 +167,10 @@ def main() -> None:
     table = markdown_table(
         ["policy (config)", "s / step (median)", "min / epoch", f"÷ {gold}"], rows
     )
-    env = environment("cpu")
+    env = environment(args.device)
+    where = f"{env['gpu']} (cuda)" if args.device == "cuda" else "cpu"
     notes = [
-        f"cpu ({env['cpu']}, torch threads: {env['torch_threads']}), torch {env['torch']}.",
+        f"{where} ({env['cpu']}, torch threads: {env['torch_threads']}), torch {env['torch']}.",
         f"{len(reference)} batches ({sum(lines)} lines: the first {BATCH_SIZE * len(reference)} "
         "generated training lines less those over 100 tokens), the same for every config; each "
         "step timed once after one untimed step on the same batch, configs interleaved; an "
@@ -179,8 +185,9 @@ def main() -> None:
         "lines_per_batch": lines,
         "results": results,
     }
-    write_results(args.out, "listops_epoch_cpu", markdown, data)
-    print(f"\nwrote {args.out}/listops_epoch_cpu.md, .json", file=sys.stderr)
+    name = f"listops_epoch_{args.device}"
+    write_results(args.out, name, markdown, data)
+    print(f"\nwrote {args.out}/{name}.md, .json", file=sys.stderr)
 
 
 if __name__ == "__main__":
