@@ -230,7 +230,7 @@ def train_and_test(
             command.append("--recover" if cut_off else "-f")
             # The trainer's training_duration counts its own process only: keep the time the
             # cut-off process had trained, for wall.json.
-            before = trained_seconds(out) if cut_off else 0.0
+            before = record_resumption(out) if cut_off else 0.0
             command += ["--include-package", "spinn_allennlp", "-o", json.dumps(overrides)]
             with LoadSampler() as load:
                 failed = subprocess.run(command, stdout=log, stderr=subprocess.STDOUT, env=env)
@@ -306,14 +306,41 @@ def read_json(path: Path) -> Optional[Dict]:
     return json.loads(path.read_text()) if path.exists() else None
 
 
+# Written by `run` when it resumes a cut-off run: the seconds trained before the new process
+# and the epoch it starts at (how `trained_seconds` counts past processes it cannot tell apart).
+RESUMED = "resumed.json"
+
+
 def trained_seconds(run: Path) -> float:
-    """How long a cut-off run had trained: the `training_duration` of its last epoch's metrics
-    (0 if it finished no epoch)."""
+    """How long a cut-off run had trained, over every process that trained it (0 if none
+    finished an epoch). Each epoch's metrics hold the `training_duration` of the process that
+    ran it, counted from that process's start: within one process it grows from epoch to
+    epoch, and it falls back where a `--recover` began a new one. So the total is the sum of
+    each process's last value, after what `resumed.json` recorded at the last resumption (a
+    process of one short epoch followed by a longer epoch leaves no fall to see)."""
+    record = read_json(run / RESUMED) or {"seconds_before": 0.0, "from_epoch": 0}
+    epochs = sorted(
+        epoch
+        for epoch in (int(path.stem.rsplit("_", 1)[1]) for path in run.glob("metrics_epoch_*.json"))
+        if epoch >= record["from_epoch"]
+    )
+    durations = []
+    for epoch in epochs:
+        metrics = read_json(run / f"metrics_epoch_{epoch}.json")
+        if metrics and "training_duration" in metrics:
+            durations.append(duration_seconds(metrics["training_duration"]))
+    ends = [d for d, after in zip(durations, durations[1:]) if after < d]
+    return float(record["seconds_before"]) + sum(ends) + (durations[-1] if durations else 0.0)
+
+
+def record_resumption(run: Path) -> float:
+    """Before a cut-off run is resumed: writes `resumed.json` (the seconds trained so far, the
+    first epoch the new process will run) and returns those seconds."""
+    before = trained_seconds(run)
     epochs = [int(path.stem.rsplit("_", 1)[1]) for path in run.glob("metrics_epoch_*.json")]
-    if not epochs:
-        return 0.0
-    latest = read_json(run / f"metrics_epoch_{max(epochs)}.json")
-    return duration_seconds(latest["training_duration"]) if latest else 0.0
+    record = {"seconds_before": round(before, 3), "from_epoch": max(epochs, default=-1) + 1}
+    (run / RESUMED).write_text(json.dumps(record, indent=2) + "\n")
+    return before
 
 
 def duration_seconds(duration: str) -> float:

@@ -263,6 +263,41 @@ def test_the_benepar_runs_table(tmp_path):
     ]
 
 
+def write_epochs(run, durations, first=0):
+    for epoch, duration in enumerate(durations, start=first):
+        metrics = {"epoch": epoch, "training_duration": duration}
+        (run / f"metrics_epoch_{epoch}.json").write_text(json.dumps(metrics))
+
+
+def test_a_run_cut_off_twice_counts_every_process_time(tmp_path):
+    """Each `--recover` starts a new process whose `training_duration` counts from its own
+    start: the time trained is the sum of each process's last value, not the last epoch's."""
+    # Processes: epochs 0-2 (210 s), 3-4 (100 s), 5 (45 s).
+    write_epochs(tmp_path, ["0:01:00", "0:02:00", "0:03:30", "0:00:50", "0:01:40", "0:00:45"])
+    assert EXPERIMENTS.trained_seconds(tmp_path) == 210 + 100 + 45
+    # The last process goes on to epoch 10 (which sorts after 9 by number, not by name).
+    write_epochs(tmp_path, ["0:01:30", "0:02:15", "0:03:00", "0:03:45", "0:04:30"], first=6)
+    assert EXPERIMENTS.trained_seconds(tmp_path) == 210 + 100 + 270
+    assert EXPERIMENTS.trained_seconds(tmp_path / "empty") == 0.0
+
+
+def test_a_resumption_is_recorded_where_the_durations_cannot_show_it(tmp_path):
+    """A process cut off after one 60 s epoch, then a resumed one whose first epoch took 90 s:
+    the durations grow, so only the record written at the resumption shows two processes."""
+    write_epochs(tmp_path, ["0:01:00"])
+    assert EXPERIMENTS.record_resumption(tmp_path) == 60
+    assert json.loads((tmp_path / "resumed.json").read_text()) == {
+        "seconds_before": 60,
+        "from_epoch": 1,
+    }
+    write_epochs(tmp_path, ["0:01:30", "0:03:00"], first=1)
+    assert EXPERIMENTS.trained_seconds(tmp_path) == 60 + 180
+    # Cut off again after epoch 2 and resumed: the record moves on.
+    assert EXPERIMENTS.record_resumption(tmp_path) == 240
+    write_epochs(tmp_path, ["0:00:40"], first=3)
+    assert EXPERIMENTS.trained_seconds(tmp_path) == 240 + 40
+
+
 def test_a_cut_off_run_goes_on_with_recover_and_counts_both_processes_time(
     tmp_path, monkeypatch, capsys
 ):
