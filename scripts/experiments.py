@@ -229,7 +229,7 @@ def train_and_test(
             command = ALLENNLP + ["train", config, "-s", str(out)]
             command.append("--recover" if cut_off else "-f")
             # The trainer's training_duration counts its own process only: keep the time the
-            # cut-off process had trained, for wall.json.
+            # cut-off processes had trained, for wall.json.
             before = record_resumption(out) if cut_off else 0.0
             command += ["--include-package", "spinn_allennlp", "-o", json.dumps(overrides)]
             with LoadSampler() as load:
