@@ -319,14 +319,11 @@ def trained_seconds(run: Path) -> float:
     each process's last value, after what `resumed.json` recorded at the last resumption (a
     process of one short epoch followed by a longer epoch leaves no fall to see)."""
     record = read_json(run / RESUMED) or {"seconds_before": 0.0, "from_epoch": 0}
-    epochs = sorted(
-        epoch
-        for epoch in (int(path.stem.rsplit("_", 1)[1]) for path in run.glob("metrics_epoch_*.json"))
-        if epoch >= record["from_epoch"]
-    )
     durations = []
-    for epoch in epochs:
-        metrics = read_json(run / f"metrics_epoch_{epoch}.json")
+    for epoch, path in epoch_paths(run):
+        if epoch < record["from_epoch"]:
+            continue  # counted in the record
+        metrics = read_json(path)
         if metrics and "training_duration" in metrics:
             durations.append(duration_seconds(metrics["training_duration"]))
     ends = [d for d, after in zip(durations, durations[1:]) if after < d]
@@ -337,7 +334,7 @@ def record_resumption(run: Path) -> float:
     """Before a cut-off run is resumed: writes `resumed.json` (the seconds trained so far, the
     first epoch the new process will run) and returns those seconds."""
     before = trained_seconds(run)
-    epochs = [int(path.stem.rsplit("_", 1)[1]) for path in run.glob("metrics_epoch_*.json")]
+    epochs = [epoch for epoch, _ in epoch_paths(run)]
     record = {"seconds_before": round(before, 3), "from_epoch": max(epochs, default=-1) + 1}
     (run / RESUMED).write_text(json.dumps(record, indent=2) + "\n")
     return before
@@ -382,11 +379,17 @@ def parameters(run: Path, key: str) -> int:
     return params[key]
 
 
+def epoch_paths(run: Path) -> List[Tuple[int, Path]]:
+    """The trainer's `metrics_epoch_<N>.json` files of a run with their N, in epoch order."""
+    numbered = [
+        (int(path.stem.rsplit("_", 1)[1]), path) for path in run.glob("metrics_epoch_*.json")
+    ]
+    return sorted(numbered)
+
+
 def epoch_files(run: Path) -> List[Dict]:
     """The trainer's `metrics_epoch_<N>.json` of a run, in epoch order."""
-    files = run.glob("metrics_epoch_*.json")
-    ordered = sorted(files, key=lambda path: int(path.stem.rsplit("_", 1)[1]))
-    return [json.loads(path.read_text()) for path in ordered]
+    return [json.loads(path.read_text()) for _, path in epoch_paths(run)]
 
 
 def finished_runs(runs: Path) -> List[Path]:

@@ -11,6 +11,7 @@ Float64 on both devices: the two compute the same sums in different orders (cuBL
 the CPU's BLAS), so values agree to ~1e-15 relative after the ~200 dependent steps of a
 100-word sentence; 1e-9 claims equality while leaving room for that."""
 
+import copy
 import random
 from typing import Dict
 
@@ -52,9 +53,7 @@ def cpu_and_device(device, seed=0, **options):
         for parameter in model.parameters():
             parameter.mul_(2.0)
     inputs, mask, transitions = make_batch(LENGTHS, 5, random.Random(seed), "cpu", torch.float64)
-    on_device = Spinn(5, 4, tracking_dim=3, predict_transitions=True, **options).double()
-    on_device.load_state_dict(model.state_dict())
-    on_device.to(device)
+    on_device = copy.deepcopy(model).to(device)
     return (model, inputs, mask, transitions), (
         on_device,
         inputs.to(device),
