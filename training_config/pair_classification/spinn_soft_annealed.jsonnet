@@ -9,10 +9,11 @@ model4 + {
     encoder+: { soft_at_test_time: false, strength_entropy_weight: 0.01 },
   },
   trainer+: {
-    // Slower than the other parsers: dev stays at 34-41 % over the first 14 epochs (the
-    // temperature falls over the first 10) and climbs slowly after. The shared patience of 8
-    // stopped seed 1 in that plateau after 13 epochs, while the config's seed was still
-    // improving at epoch 41; the 30-epoch cap would have cut it off too.
+    // Slower than the other parsers, and how much slower varies by seed: the config's seed
+    // and seed 1 stayed at 34-44 % dev over their first 14-18 epochs (the temperature falls
+    // over the first 10) and climbed after; seed 2 reached 50 % by epoch 5. The shared
+    // patience of 8 stopped seed 1 in that plateau after 13 epochs, and the best dev epochs
+    // of the three were 45, 42 and 30: the 30-epoch cap would have cut off two of them.
     num_epochs: 100,
     patience: 20,
     callbacks: [
