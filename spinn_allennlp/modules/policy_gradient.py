@@ -1,4 +1,4 @@
-from typing import Callable, List, Optional, Sequence, Tuple
+from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 import torch
 from allennlp.common import FromParams
@@ -22,6 +22,8 @@ UNTAKEN_LIMIT = 20
 # policy -> ((B,) the task's loss of each example, the encoder's outputs of that pass): the
 # model's forward pass again, from its inputs, with trees chosen by `policy`.
 Rerun = Callable[[TransitionPolicy], Tuple[torch.Tensor, Sequence[Optional[SpinnOutput]]]]
+# The same for a classifier: policy -> ((B, num_labels) logits, the encoder's outputs).
+RerunLogits = Rerun
 
 
 class PolicyGradient(FromParams):
@@ -57,10 +59,11 @@ class PolicyGradient(FromParams):
     ranking only; `core.supervision.draw_advantages`). A pass costs about as much as the
     training pass, so K draws make the parser's part of a batch about K times as slow.
 
-    A model that takes a `policy_gradient` (`spinn_classifier`, `spinn_nli`) calls
-    :meth:`loss`; the encoder needs a parser (`predict_transitions: true`) and no gold
-    transition loss. Give the parser its own learning rate with the optimizer's
-    `parameter_groups` (e.g. `[["_encoder\\\\.spinn\\\\.tracker"], {"lr": 1e-4}]`).
+    A model that takes a `policy_gradient` calls :meth:`loss` (a classifier trained by
+    cross-entropy, as `spinn_classifier` and `spinn_nli`, calls :meth:`classifier_loss`); the
+    encoder needs a parser (`predict_transitions: true`) and no gold transition loss. Give the
+    parser its own learning rate with the optimizer's `parameter_groups` (e.g.
+    `[["_encoder\\\\.spinn\\\\.tracker"], {"lr": 1e-4}]`).
 
     # Parameters
 
@@ -175,6 +178,33 @@ class PolicyGradient(FromParams):
                 log_probs, advantages(-task_losses, -baseline, self.normalize_advantage), rerun
             )
         return self.weight * surrogate
+
+    def classifier_loss(
+        self,
+        logits: torch.Tensor,
+        labels: torch.Tensor,
+        trees: Sequence[Optional[SpinnOutput]],
+        rerun: RerunLogits,
+        output: Dict[str, Any],
+    ) -> torch.Tensor:
+        """:meth:`loss` for a classifier whose task loss is the cross-entropy of `logits`
+        (B, num_labels) against `labels` (B,): `rerun(policy)` gives the model's logits and
+        encoder outputs again. PPO's further updates, if this batch has any, go into the model's
+        `output` as `"parser_update"`, where the `parser_updates` callback takes them."""
+
+        def example_losses(batch_logits: torch.Tensor) -> torch.Tensor:
+            # Shape: (batch_size,)
+            return torch.nn.functional.cross_entropy(batch_logits, labels, reduction="none")
+
+        def rerun_losses(policy: TransitionPolicy):
+            rerun_logits, rerun_trees = rerun(policy)
+            return example_losses(rerun_logits), rerun_trees
+
+        term = self.loss(example_losses(logits), trees, rerun_losses)
+        update = self.take_update()
+        if update is not None:
+            output["parser_update"] = update
+        return term
 
     def _many_draws_loss(
         self,

@@ -129,10 +129,10 @@ class SpinnClassifier(Model):
             embedded = self._embedder(tokens)
             encoding = encode(self._encoder, embedded, mask, transitions, policy=policy)
             # Shape: (batch_size, num_labels)
-            return self._output_layer(self._mlp(encoding.sentence)), encoding.tree
+            return self._output_layer(self._mlp(encoding.sentence)), [encoding.tree]
 
         # encoded: a tree encoder's whole output; None for any other encoder
-        logits, encoded = classify(policy)
+        logits, (encoded,) = classify(policy)
         output: Dict[str, Any] = {"logits": logits, "probs": torch.softmax(logits, dim=-1)}
         if metadata is not None:
             output["metadata"] = metadata
@@ -148,17 +148,9 @@ class SpinnClassifier(Model):
             self._accuracy(logits, label)
             self._score_buckets(logits, label, mask)
             if self._policy_gradient is not None and latent:
-                # Shape: (batch_size,)
-                losses = nn.functional.cross_entropy(logits, gold, reduction="none")
-
-                def rerun(policy: TransitionPolicy):
-                    rerun_logits, tree = classify(policy)
-                    return nn.functional.cross_entropy(rerun_logits, gold, reduction="none"), [tree]
-
-                loss = loss + self._policy_gradient.loss(losses, [encoded], rerun)
-                parser_update = self._policy_gradient.take_update()
-                if parser_update is not None:
-                    output["parser_update"] = parser_update
+                loss = loss + self._policy_gradient.classifier_loss(
+                    logits, gold, [encoded], classify, output
+                )
             if encoded is not None and encoded.transition_logits is not None:
                 if transitions is not None:
                     gold_transitions = gold_like(transitions, encoded)

@@ -180,10 +180,10 @@ class SpinnNliClassifier(Model):
             # Shape: (batch_size, 4 * encoder_dim)
             features = torch.cat([p, h, p - h, p * h], dim=-1)
             # Shape: (batch_size, num_labels)
-            return self._output_layer(self._mlp(features)), premise_out, hypothesis_out
+            return self._output_layer(self._mlp(features)), [premise_out, hypothesis_out]
 
         policy = self._policy_gradient.policy() if self._policy_gradient and latent else None
-        logits, premise_out, hypothesis_out = classify(policy)
+        logits, (premise_out, hypothesis_out) = classify(policy)
         batch_size = logits.size(0)
         output: Dict[str, Any] = {"logits": logits, "probs": torch.softmax(logits, dim=-1)}
         if metadata is not None:
@@ -205,22 +205,9 @@ class SpinnNliClassifier(Model):
             loss = nn.functional.cross_entropy(logits, gold_labels)
             self._accuracy(logits, label)
             if self._policy_gradient is not None and latent:
-                # Shape: (batch_size,)
-                losses = nn.functional.cross_entropy(logits, gold_labels, reduction="none")
-
-                def rerun(policy: TransitionPolicy):
-                    rerun_logits, *trees = classify(policy)
-                    rerun_losses = nn.functional.cross_entropy(
-                        rerun_logits, gold_labels, reduction="none"
-                    )
-                    return rerun_losses, trees
-
-                loss = loss + self._policy_gradient.loss(
-                    losses, [premise_out, hypothesis_out], rerun
+                loss = loss + self._policy_gradient.classifier_loss(
+                    logits, gold_labels, [premise_out, hypothesis_out], classify, output
                 )
-                parser_update = self._policy_gradient.take_update()
-                if parser_update is not None:
-                    output["parser_update"] = parser_update
             for (_, out, gold), gold_types in zip(sides, types):
                 if out is not None and out.transition_logits is not None and gold is not None:
                     gold = gold_like(gold, out)
