@@ -29,9 +29,11 @@ of losing brackets to a different binarization convention. The plain factorings 
 Pure Python on ``nltk.Tree`` (or anything with ``label()`` and list-like children).
 """
 
-from typing import Dict, List, Sequence, Tuple
+from typing import Any, Callable, Dict, List, Sequence, Tuple, TypeVar
 
 from spinn_allennlp.core.transitions import Tree, tree_to_transitions
+
+Result = TypeVar("Result")
 
 # Direction to search the children ("left": first to last, "right": last to first), then the
 # categories in priority order: the first category found (searching the whole child list for
@@ -221,23 +223,36 @@ def binarize(tree, factor: str = "head") -> Tree:
     """
     if factor not in FACTORINGS:
         raise ValueError(f"factor must be one of {FACTORINGS}, got {factor!r}")
-    done: List[Tree] = []  # binarized subtrees, in post-order
+
+    def join(node, children: list, parts: List[Tree]) -> Tree:
+        if not children:
+            raise ValueError(f"node {node.label()!r} has no children")
+        return _join(node, children, parts, factor)
+
+    return _fold(tree, lambda word: word, join)
+
+
+def _fold(
+    tree, leaf: Callable[[str], Result], combine: Callable[[Any, list, list], Result]
+) -> Result:
+    """Bottom-up over a labeled tree without recursion (1,000-word trees would pass Python's
+    recursion limit): `leaf(word)` for each word, `combine(node, children, parts)` for each
+    node, `parts` its children's results in order; the root's result."""
+    done: List[Result] = []  # results of finished subtrees, in post-order
     pending: List[Tuple[object, bool]] = [(tree, False)]
     while pending:
         node, children_done = pending.pop()
         if isinstance(node, str):
-            done.append(node)
+            done.append(leaf(node))
             continue
         children = list(node)  # type: ignore[call-overload]
-        if not children:
-            raise ValueError(f"node {node.label()!r} has no children")  # type: ignore[attr-defined]
         if not children_done:
             pending.append((node, True))
             pending.extend((child, False) for child in reversed(children))
             continue
         parts = done[len(done) - len(children) :]
         del done[len(done) - len(children) :]
-        done.append(_join(node, children, parts, factor))
+        done.append(combine(node, children, parts))
     (result,) = done
     return result
 
@@ -271,24 +286,11 @@ def binarize_labeled(tree, factor: str = "head"):
     if factor not in FACTORINGS:
         raise ValueError(f"factor must be one of {FACTORINGS}, got {factor!r}")
     make = type(tree)
-    done: list = []
-    pending: List[Tuple[object, bool]] = [(tree, False)]
-    while pending:
-        node, children_done = pending.pop()
-        if isinstance(node, str):
-            done.append(node)
-            continue
-        children = list(node)  # type: ignore[call-overload]
-        if not children_done:
-            pending.append((node, True))
-            pending.extend((child, False) for child in reversed(children))
-            continue
-        parts = done[len(done) - len(children) :]
-        del done[len(done) - len(children) :]
-        label = node.label()  # type: ignore[attr-defined]
+
+    def join(node, children: list, parts: list):
+        label = node.label()
         if len(parts) <= 2:
-            done.append(make(label, parts))
-            continue
+            return make(label, parts)
         if factor == "right":
             head = len(parts) - 1
         elif factor == "left":
@@ -304,9 +306,9 @@ def binarize_labeled(tree, factor: str = "head"):
         for left in reversed(parts[:head]):
             joins -= 1
             joined = make(inside if joins else label, [left, joined])
-        done.append(joined)
-    (result,) = done
-    return result
+        return joined
+
+    return _fold(tree, lambda word: word, join)
 
 
 def unbinarize(tree):
@@ -314,27 +316,16 @@ def unbinarize(tree):
     :func:`binarize_labeled`) replaced by its children: the n-ary tree back. Nodes are made
     with ``type(tree)``; a tree without such nodes comes back equal."""
     make = type(tree)
-    done: list = []
-    pending: List[Tuple[object, bool]] = [(tree, False)]
-    while pending:
-        node, children_done = pending.pop()
-        if isinstance(node, str):
-            done.append((False, [node]))
-            continue
-        children = list(node)  # type: ignore[call-overload]
-        if not children_done:
-            pending.append((node, True))
-            pending.extend((child, False) for child in reversed(children))
-            continue
-        parts = done[len(done) - len(children) :]
-        del done[len(done) - len(children) :]
+
+    # Each subtree's result: (whether it is an intermediate node, the nodes it stands for).
+    def join(node, children: list, parts: list):
         flat = [item for _, items in parts for item in items]
-        label = node.label()  # type: ignore[attr-defined]
+        label = node.label()
         if label.startswith(INTERMEDIATE) and node is not tree:
-            done.append((True, flat))
-        else:
-            done.append((False, [make(label, flat)]))
-    ((_, (result,)),) = done
+            return True, flat
+        return False, [make(label, flat)]
+
+    _, (result,) = _fold(tree, lambda word: (False, [word]), join)
     return result
 
 

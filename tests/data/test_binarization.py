@@ -112,6 +112,15 @@ def test_deep_trees_need_no_recursion():
         deep = nltk.Tree("S", [deep, nltk.Tree("X", [word])])
     tokens, transitions = binary_transitions(deep)
     assert tokens == words and len(transitions) == 2 * len(words) - 1
+    # The labeled binarizer and its inverse walk the tree the same way: no recursion either.
+    labeled = binarize_labeled(deep)
+    assert binary_transitions(labeled) == (tokens, transitions)
+    assert binary_transitions(unbinarize(labeled)) == (tokens, transitions)
+
+
+def test_a_node_without_children_is_an_error():
+    with pytest.raises(ValueError, match="node 'NP' has no children"):
+        binarize(nltk.Tree("S", [nltk.Tree("NP", []), nltk.Tree("VP", ["sat"])]))
 
 
 def _labeled(tree) -> str:
