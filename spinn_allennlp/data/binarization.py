@@ -260,12 +260,7 @@ def _fold(
 def _join(node, children: list, parts: List[Tree], factor: str) -> Tree:
     if len(parts) == 1:
         return parts[0]
-    if factor == "right":
-        head = len(parts) - 1
-    elif factor == "left":
-        head = 0
-    else:
-        head = head_child(node.label(), [_child_label(child) for child in children])
+    head = _head(node.label(), children, factor)
     # The head takes its right siblings one at a time, then its left ones from the nearest out.
     joined = parts[head]
     for right in parts[head + 1 :]:
@@ -291,12 +286,7 @@ def binarize_labeled(tree, factor: str = "head"):
         label = node.label()
         if len(parts) <= 2:
             return make(label, parts)
-        if factor == "right":
-            head = len(parts) - 1
-        elif factor == "left":
-            head = 0
-        else:
-            head = head_child(label, [_child_label(child) for child in children])
+        head = _head(label, children, factor)
         inside = INTERMEDIATE + label
         joined = parts[head]
         joins = len(parts) - 1
@@ -327,6 +317,15 @@ def unbinarize(tree):
 
     _, (result,) = _fold(tree, lambda word: (False, [word]), join)
     return result
+
+
+def _head(label: str, children: list, factor: str) -> int:
+    """Which child a node of three or more children is binarized around."""
+    if factor == "right":
+        return len(children) - 1
+    if factor == "left":
+        return 0
+    return head_child(label, [_child_label(child) for child in children])
 
 
 def _child_label(child) -> str:
