@@ -317,15 +317,15 @@ def trained_seconds(run: Path) -> float:
     ran it, counted from that process's start: within one process it grows from epoch to
     epoch, and it falls back where a `--recover` began a new one. So the total is the sum of
     each process's last value, after what `resumed.json` recorded at the last resumption (a
-    process of one short epoch followed by a longer epoch leaves no fall to see)."""
+    process of one short epoch followed by a longer epoch leaves no fall to see). The epochs
+    are the trainer's files, or a collected `epochs.json` (`collect --unfinished`)."""
     record = read_json(run / RESUMED) or {"seconds_before": 0.0, "from_epoch": 0}
-    durations = []
-    for epoch, path in epoch_paths(run):
-        if epoch < record["from_epoch"]:
-            continue  # counted in the record
-        metrics = read_json(path)
-        if metrics and "training_duration" in metrics:
-            durations.append(duration_seconds(metrics["training_duration"]))
+    durations = [
+        duration_seconds(metrics["training_duration"])
+        for metrics in run_epochs(run)
+        # Earlier epochs are counted in the record.
+        if metrics["epoch"] >= record["from_epoch"] and "training_duration" in metrics
+    ]
     ends = [d for d, after in zip(durations, durations[1:]) if after < d]
     return float(record["seconds_before"]) + sum(ends) + (durations[-1] if durations else 0.0)
 
@@ -406,21 +406,25 @@ def finished_runs(runs: Path) -> List[Path]:
 # --------------------------------------------------------------------------------------------
 
 
-def collect(runs: Path, dest: Path) -> List[str]:
+def collect(runs: Path, dest: Path, unfinished: bool = False) -> List[str]:
     """
     Copies the small files (`SMALL_FILES`) of every run under `runs` that has a
     `test_metrics.json` to `dest/<run>/`, adds `params.json` (parameter counts, from the
     archive) where the run has none, and gathers the trainer's `metrics_epoch_*.json` into one
     `epochs.json` (a list, epoch order). Checkpoints, vocabularies and logs stay behind.
+    With `unfinished`, runs that have finished an epoch but are not yet tested are copied too
+    (with their epochs and `resumed.json`): the results page lists them as in progress
+    (:func:`in_progress`), and their curves outlive the machine they train on.
     Returns the names of the runs copied.
     """
     copied = []
     for run in sorted(path for path in runs.iterdir() if path.is_dir()):
-        if not (run / "test_metrics.json").exists():
+        started = epoch_paths(run) or (run / "metrics.json").exists()
+        if not (run / "test_metrics.json").exists() and not (unfinished and started):
             continue
         target = dest / run.name
         target.mkdir(parents=True, exist_ok=True)
-        for name in SMALL_FILES:
+        for name in SMALL_FILES + (RESUMED,):
             if (run / name).exists():
                 shutil.copyfile(run / name, target / name)
         if not (target / "params.json").exists() and (run / "model.tar.gz").exists():
@@ -474,12 +478,13 @@ def in_progress(runs: Path, validation_key: str) -> str:
         if (run / "test_metrics.json").exists():
             continue
         metrics = read_json(run / "metrics.json")
-        epochs = epoch_files(run)
+        epochs = run_epochs(run)
         latest = metrics or (epochs[-1] if epochs else None)
         if latest is None:
             continue
         state = "trained, not tested" if metrics else "training"
         best = latest.get(f"best_validation_{validation_key}")
+        seconds = training_seconds(run, metrics) if metrics else trained_seconds(run)
         rows.append(
             [
                 run.name,
@@ -487,7 +492,7 @@ def in_progress(runs: Path, validation_key: str) -> str:
                 str(len(epochs) or latest["epoch"] + 1),
                 str(latest["best_epoch"] + 1),
                 "—" if best is None else f"{best:.4f}",
-                f"{duration_seconds(latest['training_duration']) / 60:.0f} min",
+                f"{seconds / 60:.0f} min",
             ]
         )
     if not rows:
@@ -1189,6 +1194,11 @@ def build_parser() -> argparse.ArgumentParser:
     )
     collect_command.add_argument("runs", type=Path)
     collect_command.add_argument("dest", type=Path, help="e.g. results/sst")
+    collect_command.add_argument(
+        "--unfinished",
+        action="store_true",
+        help="also runs not yet tested that have finished an epoch (their curves so far)",
+    )
 
     summary = commands.add_parser(
         "summarize",
@@ -1221,7 +1231,7 @@ def main(argv: Optional[Sequence[str]] = None) -> None:
         jobs = read_jobs(args.jobs)
         run_jobs(jobs, args.runs, args.parallel, args.threads, not args.no_test, args.test_data)
     elif args.command == "collect":
-        copied = collect(args.runs, args.dest)
+        copied = collect(args.runs, args.dest, args.unfinished)
         print(f"{len(copied)} runs -> {args.dest}: {', '.join(copied)}")
     elif args.command == "summarize":
         runs = args.runs or ROOT / "results" / args.task

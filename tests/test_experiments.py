@@ -217,6 +217,46 @@ def test_a_run_without_params_json_is_counted_from_its_archive(tmp_path):
     assert f"| SPINN (own parser at test) | config's | {millions:.2f}M |" in table
 
 
+def test_unfinished_runs_are_collected_on_request_and_listed_as_in_progress(tmp_path):
+    """`collect --unfinished` also copies a run still training (two processes: epochs 0-1,
+    then 2 after a `--recover`) and one trained but not tested, without checkpoints; from the
+    results folder alone the page lists both as in progress, with every process's time, and
+    a run tested later replaces its unfinished copy."""
+    runs, dest = tmp_path / "runs", tmp_path / "results"
+    training = runs / "spinn_s1"
+    training.mkdir(parents=True)
+    write_epochs(training, ["0:01:00", "0:02:00"])
+    EXPERIMENTS.record_resumption(training)
+    write_epochs(training, ["0:03:00"], first=2)
+    for epoch in range(3):
+        path = training / f"metrics_epoch_{epoch}.json"
+        metrics = json.loads(path.read_text())
+        metrics.update(best_epoch=1, best_validation_accuracy=0.75)
+        path.write_text(json.dumps(metrics))
+    (training / "training_state_e3_b0.th").write_bytes(b"checkpoint")
+    copy_run(RESULTS / "listops" / "lstm", runs, "lstm_s3")
+    (runs / "lstm_s3" / "test_metrics.json").unlink()
+    assert EXPERIMENTS.collect(runs, dest) == []
+    assert EXPERIMENTS.collect(runs, dest, unfinished=True) == ["lstm_s3", "spinn_s1"]
+    copied = sorted(path.name for path in (dest / "spinn_s1").iterdir())
+    assert copied == ["epochs.json", "resumed.json"]
+    lstm = json.loads((RESULTS / "listops" / "lstm" / "metrics.json").read_text())
+    summary = EXPERIMENTS.summarize("listops", dest)
+    rows = summary.sections["in_progress"].splitlines()
+    assert "| spinn_s1 | training | 3 | 2 | 0.7500 | 5 min |" in rows
+    lstm_minutes = EXPERIMENTS.training_seconds(runs / "lstm_s3", lstm) / 60
+    assert f"| lstm_s3 | trained, not tested | {lstm['epoch'] + 1} | " in "".join(rows)
+    assert any(row.endswith(f" | {lstm_minutes:.0f} min |") for row in rows)
+    assert summary.sections["table"].count("| LSTM |") == 0  # not a result until tested
+    (runs / "lstm_s3" / "test_metrics.json").write_text(
+        (RESULTS / "listops" / "lstm" / "test_metrics.json").read_text()
+    )
+    assert EXPERIMENTS.collect(runs, dest) == ["lstm_s3"]
+    summary = EXPERIMENTS.summarize("listops", dest)
+    assert "lstm_s3" not in summary.sections["in_progress"]
+    assert "| LSTM | 1 |" in summary.sections["table"]
+
+
 def test_the_page_inserts_sections_and_refuses_unknown_ones():
     template = "# T\n\n<!-- insert: table -->\n\n<!-- insert: in_progress -->\n\nend\n"
     page = EXPERIMENTS.results_page("t", template, {"table": "| a |\n", "in_progress": ""})
