@@ -498,7 +498,8 @@ def in_progress(runs: Path, validation_key: str) -> str:
     if not rows:
         return ""
     header = ["run", "state", "epochs done", "best epoch", f"best dev {validation_key}", "time"]
-    return markdown(table_rows(header, "|---|---|---:|---:|---:|---:|", rows))
+    lead = "Runs in progress (their curves so far; not in the tables until tested):"
+    return markdown([lead, ""] + table_rows(header, "|---|---|---:|---:|---:|---:|", rows))
 
 
 # ListOps -----------------------------------------------------------------------------------
