@@ -4,14 +4,17 @@
     .venv/bin/python scripts/experiments.py run jobs.tsv runs/TASK [--parallel 2] [--threads 1]
     .venv/bin/python scripts/experiments.py collect runs/TASK results/TASK
     .venv/bin/python scripts/experiments.py summarize TASK [RUNS] [--out DIR]
+    .venv/bin/python scripts/experiments.py pack runs/TASK PACKS   # then, on the next machine:
+    .venv/bin/python scripts/experiments.py unpack PACKS runs/TASK
 
 TASK is one of snli, snli_attention, sst, sick, listops (`summarize` also knows parsing, the
 tree-source tables of scripts/evaluate_tree_sources.py). `jobs` writes one line per run,
 `name<TAB>config<TAB>overrides`; `run` trains each job with `allennlp train` into RUNS/name and
 evaluates its best checkpoint on the test set, a few jobs at a time; `collect` copies the small
 files of finished runs into the repository; `summarize` writes a task's table.md, summary.json
-and results page (README.md) from the run folders. docs/experiments.md describes the whole
-pipeline; `scripts/experiments.py SUBCOMMAND --help` lists each subcommand's options.
+and results page (README.md) from the run folders; `pack` and `unpack` carry runs cut off by
+the end of a machine to the next one, where `run` resumes them. docs/experiments.md describes
+the whole pipeline; `scripts/experiments.py SUBCOMMAND --help` lists each subcommand's options.
 """
 
 import argparse
@@ -23,6 +26,7 @@ import shutil
 import statistics
 import subprocess
 import sys
+import tarfile
 import threading
 import time
 from collections import defaultdict
@@ -435,6 +439,81 @@ def collect(runs: Path, dest: Path, unfinished: bool = False) -> List[str]:
             (target / "epochs.json").write_text(json.dumps(epochs, indent=1) + "\n")
         copied.append(run.name)
     return copied
+
+
+# --------------------------------------------------------------------------------------------
+# pack / unpack: a cut-off run carried to another machine
+# --------------------------------------------------------------------------------------------
+
+CHECKPOINT = re.compile(r"(model|training)_state_e(\d+)_b(\d+)\.th$")
+
+
+def latest_checkpoint(run: Path) -> Optional[Tuple[int, int]]:
+    """(epochs, batches) of the run's latest checkpoint that has both its model and its training
+    state, or None."""
+    found: Dict[Tuple[int, int], set] = defaultdict(set)
+    for path in run.glob("*_state_e*_b*.th"):
+        match = CHECKPOINT.match(path.name)
+        if match:
+            found[(int(match[2]), int(match[3]))].add(match[1])
+    complete = [point for point, kinds in found.items() if kinds == {"model", "training"}]
+    return max(complete, default=None)
+
+
+def pack(runs: Path, dest: Path) -> List[str]:
+    """
+    Archives what `allennlp train --recover` needs of each cut-off run under `runs` (a
+    checkpoint, no metrics.json) into `dest/<run>.tar.gz`: its config, vocabulary, latest
+    checkpoint, `best.th`, epoch metrics and `resumed.json`. A run longer than the machine that
+    trains it is kept (older checkpoints, logs and the rest stay behind), then `unpack`ed on
+    the next machine, where `run` with the same jobs resumes it. Stop the runner first: the
+    trainer writes a checkpoint and `best.th` one after the other, and a run caught between
+    them is refused rather than packed half-written. Returns the names of the runs packed.
+    """
+    dest.mkdir(parents=True, exist_ok=True)
+    packed = []
+    for run in sorted(path for path in runs.iterdir() if path.is_dir()):
+        point = latest_checkpoint(run)
+        if point is None or (run / "metrics.json").exists():
+            continue
+        epochs, batches = point
+        model = run / f"model_state_e{epochs}_b{batches}.th"
+        names = [model.name, f"training_state_e{epochs}_b{batches}.th"]
+        names += ["config.json", "vocabulary"]
+        if epochs:
+            last = read_json(run / f"metrics_epoch_{epochs - 1}.json")
+            best = run / "best.th"
+            if last is None or not best.exists():
+                raise ValueError(f"{run}: checkpoint after epoch {epochs} without its metrics")
+            # The best epoch's weights go to best.th (a hard link or a copy of the model state)
+            # after its end-of-epoch checkpoint.
+            written_after = batches == 0 and last["best_epoch"] == epochs - 1
+            if written_after and best.stat().st_mtime < model.stat().st_mtime:
+                raise ValueError(f"{run}: best.th older than its checkpoint: still training?")
+            names += ["best.th"] + [path.name for _, path in epoch_paths(run)]
+        names += [name for name in ("meta.json", RESUMED) if (run / name).exists()]
+        with tarfile.open(dest / f"{run.name}.tar.gz", "w:gz") as archive:
+            for name in names:
+                archive.add(run / name, arcname=f"{run.name}/{name}")
+        packed.append(run.name)
+    return packed
+
+
+def unpack(packs: Path, runs: Path) -> List[str]:
+    """Unpacks each `packs/<run>.tar.gz` (from `pack`) into `runs/<run>/`, unless that folder
+    exists already (a run that went on here since is newer). Returns the names unpacked."""
+    runs.mkdir(parents=True, exist_ok=True)
+    unpacked = []
+    for path in sorted(packs.glob("*.tar.gz")):
+        name = path.name[: -len(".tar.gz")]
+        if (runs / name).exists():
+            continue
+        with tarfile.open(path) as archive:
+            if any(not member.startswith(f"{name}/") for member in archive.getnames()):
+                raise ValueError(f"{path}: holds files outside {name}/")
+            archive.extractall(runs, filter="data")
+        unpacked.append(name)
+    return unpacked
 
 
 # --------------------------------------------------------------------------------------------
@@ -1201,6 +1280,24 @@ def build_parser() -> argparse.ArgumentParser:
         help="also runs not yet tested that have finished an epoch (their curves so far)",
     )
 
+    pack_command = commands.add_parser(
+        "pack",
+        help="archive cut-off runs' latest checkpoints, to go on on another machine",
+        description="Writes PACKS/<run>.tar.gz for every run under RUNS that has a checkpoint "
+        "but no metrics.json: its config, vocabulary, latest checkpoint, best.th, epoch metrics "
+        "and resumed.json, what `allennlp train --recover` needs. Stop the runner first.",
+    )
+    pack_command.add_argument("runs", type=Path)
+    pack_command.add_argument("packs", type=Path)
+    unpack_command = commands.add_parser(
+        "unpack",
+        help="restore packed runs, for `run` to resume",
+        description="Extracts each PACKS/<run>.tar.gz into RUNS/<run>/ unless that folder "
+        "exists; `run` with the same jobs then resumes the runs with --recover.",
+    )
+    unpack_command.add_argument("packs", type=Path)
+    unpack_command.add_argument("runs", type=Path)
+
     summary = commands.add_parser(
         "summarize",
         help="write a task's table.md, summary.json and results page",
@@ -1234,6 +1331,12 @@ def main(argv: Optional[Sequence[str]] = None) -> None:
     elif args.command == "collect":
         copied = collect(args.runs, args.dest, args.unfinished)
         print(f"{len(copied)} runs -> {args.dest}: {', '.join(copied)}")
+    elif args.command == "pack":
+        packed = pack(args.runs, args.packs)
+        print(f"{len(packed)} runs -> {args.packs}: {', '.join(packed)}")
+    elif args.command == "unpack":
+        unpacked = unpack(args.packs, args.runs)
+        print(f"{len(unpacked)} runs -> {args.runs}: {', '.join(unpacked)}")
     elif args.command == "summarize":
         runs = args.runs or ROOT / "results" / args.task
         out = args.out or runs

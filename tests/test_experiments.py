@@ -5,7 +5,9 @@ regenerating every committed table, summary.json and results page byte for byte 
 committed run folders."""
 
 import json
+import os
 import shutil
+import tarfile
 from pathlib import Path
 
 import pytest
@@ -344,7 +346,8 @@ def test_a_cut_off_run_goes_on_with_recover_and_counts_both_processes_time(
     """A run folder with a checkpoint but no metrics.json (the process ended mid-training) is
     resumed with `allennlp train --recover`, not restarted: the epochs it had finished stay
     (their metrics files are not rewritten), and wall.json adds the cut-off process's training
-    time to the resumed one's."""
+    time to the resumed one's. It goes on the same way on another machine, from what `pack`
+    kept of it and `unpack` restored into an empty runs folder."""
     monkeypatch.chdir(PROJECT_ROOT)
     monkeypatch.setenv("FIXTURES", str(FIXTURES_ROOT))
     config = "fixtures/classification/basic_classifier_spinn.jsonnet"
@@ -360,9 +363,17 @@ def test_a_cut_off_run_goes_on_with_recover_and_counts_both_processes_time(
         (run / name).unlink()
     for path in run.glob("*_state_e2_*.th"):
         path.unlink()
-    first_epoch = (run / "metrics_epoch_0.json").stat().st_mtime_ns
     before = EXPERIMENTS.trained_seconds(run)
     assert before > 0
+    # The next machine: only the pack reaches it.
+    packs = tmp_path / "packs"
+    EXPERIMENTS.main(["pack", str(runs), str(packs)])
+    assert capsys.readouterr().out.splitlines()[-1] == f"1 runs -> {packs}: tiny"
+    shutil.rmtree(runs)
+    EXPERIMENTS.main(["unpack", str(packs), str(runs)])
+    assert capsys.readouterr().out.strip() == f"1 runs -> {runs}: tiny"
+    assert not (run / "out.log").exists()  # what --recover does not need stayed behind
+    first_epoch = (run / "metrics_epoch_0.json").stat().st_mtime_ns
     EXPERIMENTS.main(command)
     assert capsys.readouterr().out.splitlines()[-1].startswith("tiny: done in ")
     assert "Recovering from prior training" in (runs / "tiny.log").read_text()
@@ -372,3 +383,42 @@ def test_a_cut_off_run_goes_on_with_recover_and_counts_both_processes_time(
     assert wall["recovered_after_seconds"] == before
     assert wall["train_wall_seconds"] > before
     assert (run / "test_metrics.json").exists()
+
+
+def test_pack_refuses_a_checkpoint_whose_best_weights_are_not_yet_written_and_unpack_keeps_newer(
+    tmp_path,
+):
+    """The trainer writes an epoch's checkpoint, then (when that epoch is the best) best.th: a
+    run caught between the two would recover with stale best weights, so `pack` refuses it.
+    `unpack` leaves a run folder that exists alone (the run went on here), and only runs with
+    a checkpoint and no metrics.json are packed."""
+    runs = tmp_path / "runs"
+    run = runs / "cut"
+    (run / "vocabulary").mkdir(parents=True)
+    (run / "config.json").write_text("{}")
+    (run / "metrics_epoch_0.json").write_text(json.dumps({"epoch": 0, "best_epoch": 0}))
+    (run / "best.th").write_text("epoch 0")
+    for kind in ("model", "training"):
+        (run / f"{kind}_state_e1_b0.th").write_text("epoch 0")
+    # Epoch 1 finished and was the best; its checkpoint is written, best.th not yet.
+    (run / "metrics_epoch_1.json").write_text(json.dumps({"epoch": 1, "best_epoch": 1}))
+    (run / "model_state_e2_b0.th").write_text("epoch 1")
+    (run / "training_state_e2_b0.th").write_text("epoch 1")
+    old = (run / "model_state_e2_b0.th").stat().st_mtime - 10
+    os.utime(run / "best.th", (old, old))
+    with pytest.raises(ValueError, match="best.th older than its checkpoint"):
+        EXPERIMENTS.pack(runs, tmp_path / "packs")
+    # The trainer hard-links best.th to the checkpoint's model state (or copies it).
+    (run / "best.th").unlink()
+    os.link(run / "model_state_e2_b0.th", run / "best.th")
+    finished_run(runs, "done")
+    assert EXPERIMENTS.pack(runs, tmp_path / "packs") == ["cut"]
+    with tarfile.open(tmp_path / "packs" / "cut.tar.gz") as archive:
+        names = sorted(archive.getnames())
+    kept = ["best.th", "config.json", "metrics_epoch_0.json", "metrics_epoch_1.json"]
+    kept += ["model_state_e2_b0.th", "training_state_e2_b0.th", "vocabulary"]
+    assert names == [f"cut/{name}" for name in kept]
+    assert EXPERIMENTS.unpack(tmp_path / "packs", runs) == []
+    assert (run / "model_state_e1_b0.th").exists()
+    assert EXPERIMENTS.unpack(tmp_path / "packs", tmp_path / "elsewhere") == ["cut"]
+    assert (tmp_path / "elsewhere" / "cut" / "best.th").read_text() == "epoch 1"
