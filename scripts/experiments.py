@@ -484,13 +484,14 @@ def pack(runs: Path, dest: Path) -> List[str]:
             last = read_json(run / f"metrics_epoch_{epochs - 1}.json")
             best = run / "best.th"
             if last is None or not best.exists():
-                raise ValueError(f"{run}: checkpoint after epoch {epochs} without its metrics")
+                raise ValueError(f"{run}: checkpoint after {epochs} epochs, no metrics or best.th")
             # The best epoch's weights go to best.th (a hard link or a copy of the model state)
             # after its end-of-epoch checkpoint.
             written_after = batches == 0 and last["best_epoch"] == epochs - 1
             if written_after and best.stat().st_mtime < model.stat().st_mtime:
                 raise ValueError(f"{run}: best.th older than its checkpoint: still training?")
-            names += ["best.th"] + [path.name for _, path in epoch_paths(run)]
+            # An epoch whose metrics are written but not yet its checkpoint is trained again.
+            names += ["best.th"] + [path.name for n, path in epoch_paths(run) if n < epochs]
         names += [name for name in ("meta.json", RESUMED) if (run / name).exists()]
         with tarfile.open(dest / f"{run.name}.tar.gz", "w:gz") as archive:
             for name in names:

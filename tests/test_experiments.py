@@ -391,7 +391,7 @@ def test_pack_refuses_a_checkpoint_whose_best_weights_are_not_yet_written_and_un
     """The trainer writes an epoch's checkpoint, then (when that epoch is the best) best.th: a
     run caught between the two would recover with stale best weights, so `pack` refuses it.
     `unpack` leaves a run folder that exists alone (the run went on here), and only runs with
-    a checkpoint and no metrics.json are packed."""
+    a checkpoint and no metrics.json are packed, with the metrics of the epochs it holds."""
     runs = tmp_path / "runs"
     run = runs / "cut"
     (run / "vocabulary").mkdir(parents=True)
@@ -412,6 +412,8 @@ def test_pack_refuses_a_checkpoint_whose_best_weights_are_not_yet_written_and_un
     (run / "best.th").unlink()
     os.link(run / "model_state_e2_b0.th", run / "best.th")
     finished_run(runs, "done")
+    # Epoch 2's metrics are written, its checkpoint not yet: --recover trains it again.
+    (run / "metrics_epoch_2.json").write_text(json.dumps({"epoch": 2, "best_epoch": 2}))
     assert EXPERIMENTS.pack(runs, tmp_path / "packs") == ["cut"]
     with tarfile.open(tmp_path / "packs" / "cut.tar.gz") as archive:
         names = sorted(archive.getnames())
