@@ -4,7 +4,7 @@ PY := $(VENV)/bin/python
 SERIALIZATION_DIR ?= out/spinn
 LINTED := spinn_allennlp tests benchmarks scripts setup.py
 
-.PHONY: setup lint format test robustness train benchmark benchmark-snli torch-only
+.PHONY: setup lint format test robustness train benchmark benchmark-snli torch-only plain-data
 
 setup:
 	VENV=$(VENV) bash scripts/setup_env.sh
@@ -32,6 +32,14 @@ robustness: setup
 train: setup
 	$(VENV)/bin/allennlp train training_config/spinn.jsonnet -s $(SERIALIZATION_DIR) \
 	  --include-package spinn_allennlp -f
+
+# The bundled SST and SNLI files unzipped into $(PLAIN_DATA), for readers that do not read .gz
+# (allennlp-models' "sst_tokens" and "snli", in training_config/allennlp_models/).
+PLAIN_DATA ?= out/data
+plain-data:
+	mkdir -p $(PLAIN_DATA)/sst $(PLAIN_DATA)/snli
+	for name in train dev test; do gunzip -c data/sst/$$name.txt.gz > $(PLAIN_DATA)/sst/$$name.txt; done
+	for file in data/snli/*.jsonl.gz; do gunzip -c $$file > $(PLAIN_DATA)/snli/$$(basename $$file .gz); done
 
 benchmark: setup
 	bash benchmarks/run_all.sh

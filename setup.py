@@ -43,6 +43,9 @@ setup(
     # Python 3.11 / torch 2.x: install the tested set, requirements/lock.txt, with
     # `pip install --no-deps` (see README).
     install_requires=["allennlp==2.10.1", "torch>=1.10", "benepar==0.2.0"],
+    # allennlp-models, whose readers, models and configs run with "type": "spinn"
+    # (docs/your_own_model.md). Locked in requirements/models-lock.txt, which `make setup` installs.
+    extras_require={"models": ["allennlp-models==2.10.1"]},
     # The demo page (spinn_allennlp/demo): `spinn-demo out/spinn/model.tar.gz`.
     entry_points={"console_scripts": ["spinn-demo=spinn_allennlp.demo.server:main"]},
     license="Apache-2.0",

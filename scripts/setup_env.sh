@@ -3,6 +3,9 @@
 # in editable mode. Does nothing when the environment already matches the locks.
 #   requirements/lock.txt      what the package needs at run time
 #   requirements/dev-lock.txt  tests, linters, benchmark plots (skipped with DEV=0)
+#   requirements/models-lock.txt  the optional "models" extra: allennlp-models, whose configs
+#                              then run with "type": "spinn" (MODELS=1; by default with DEV=1,
+#                              since the test suite trains them; MODELS=0 leaves it out)
 # TORCH_INDEX_URL: install torch (TORCH_VERSION, default 2.13.0) and a torchvision built for it
 # from that index instead of the lock's CPU build, e.g. a CUDA build:
 #   TORCH_INDEX_URL=https://download.pytorch.org/whl/cu126 make setup
@@ -11,6 +14,7 @@ cd "$(dirname "$0")/.."
 VENV=${VENV:-.venv}
 PYTHON=${PYTHON:-python3}
 DEV=${DEV:-1}
+MODELS=${MODELS:-$DEV}
 TORCH_INDEX_URL=${TORCH_INDEX_URL:-}
 TORCH_VERSION=${TORCH_VERSION:-2.13.0}
 # The demo's browser tests (tests/demo/test_browser.py) drive a real headless Chromium: install
@@ -28,6 +32,7 @@ if [ "$DEV" = 1 ] && ! { command -v chromium >/dev/null && command -v chromedriv
 fi
 locks=(requirements/lock.txt)
 [ "$DEV" = 1 ] && locks+=(requirements/dev-lock.txt)
+[ "$MODELS" = 1 ] && locks+=(requirements/models-lock.txt)
 torch_choice=()
 [ -n "$TORCH_INDEX_URL" ] && torch_choice=(<(echo "$TORCH_INDEX_URL $TORCH_VERSION"))
 want=$(cat "${locks[@]}" setup.py "${torch_choice[@]}" | sha256sum | cut -c1-64)

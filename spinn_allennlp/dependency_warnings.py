@@ -6,7 +6,10 @@ and the filters that hide them (nothing else is hidden):
 * fairscale's use of `torch.cuda.amp.custom_fwd/custom_bwd`, deprecated by torch (FutureWarnings
   when AllenNLP's training code imports fairscale);
 * AllenNLP's trainer's use of `torch.cuda.amp.autocast` / `GradScaler` (FutureWarnings at every
-  training and validation epoch).
+  training and validation epoch);
+* setuptools' notice that `pkg_resources` is deprecated (a UserWarning when Google's client
+  libraries, imported by AllenNLP's `cached_path`, or py-rouge, of allennlp-models, import it:
+  the locks keep setuptools < 81 because py-rouge cannot work without it).
 
 `spinn_allennlp/__init__.py` applies them, so a program that imports this package before
 AllenNLP (the demo, a Python user) never sees them. The `allennlp` command imports AllenNLP
@@ -31,6 +34,7 @@ HIDDEN: List[Tuple[Type[Warning], str, str]] = [
         r"`torch\.cuda\.amp\.(autocast|GradScaler)\(args\.\.\.\)` is deprecated",
         r"allennlp",
     ),
+    (UserWarning, r"pkg_resources is deprecated as an API", r"google\.rpc|rouge"),
 ]
 
 

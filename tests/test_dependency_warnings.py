@@ -39,12 +39,21 @@ OBSERVED = [
         FutureWarning,
         "allennlp.training.gradient_descent_trainer",
     ),
+    (
+        "pkg_resources is deprecated as an API. See "
+        "https://setuptools.pypa.io/en/latest/pkg_resources.html. The pkg_resources package is "
+        "slated for removal as early as 2025-11-30. Refrain from using this package or pin to "
+        "Setuptools<81.",
+        UserWarning,
+        "google.rpc",
+    ),
 ]
 # Others from the same modules stay visible.
 OTHERS = [
     ("Some other torchvision problem", UserWarning, "torchvision.io.image"),
     ("`torch.cuda.amp.autocast(args...)` is deprecated", FutureWarning, "our_own_module"),
     ("some other deprecation", FutureWarning, "allennlp.training.gradient_descent_trainer"),
+    ("pkg_resources is deprecated as an API", UserWarning, "our_own_module"),
 ]
 
 
