@@ -1,17 +1,20 @@
 """One prepared batch: what every runner needs before its first step, made once.
 
 :func:`prepare_batch` checks the inputs (word vectors, mask, transitions, REDUCE types, node
-inputs), decides each sentence's number of steps, orders the sentences longest first and lays
-out the write-once tape (``tape.py``) that holds every node of the pass, with the leaves (the
-buffer) already written. The thin stack, the level-wise runner and the soft stack all start
-from it (``runners/``).
+inputs) and decides the number of steps (:func:`check_batch`, which reads values back to the
+host), then lays the batch out on its device (:func:`lay_out`, which does not): each sentence's
+number of steps, the sentences longest first, and the write-once tape (``tape.py``) that holds
+every node of the pass, with the leaves (the buffer) already written. The thin stack, the
+level-wise runner and the soft stack all start from it (``runners/``). A CUDA graph
+(``graphs.py``) captures :func:`lay_out` and the runner, after :func:`check_batch` has run.
 
 The tape: sentence ``b`` owns the block of ``R = 1 + N + T`` rows starting at ``base[b]``
 (``N`` words and ``T`` steps of the batch's longest):
 
 * ``base[b]`` is a zero node, read wherever there is nothing to read (an empty stack or
   buffer, a PAD step);
-* ``base[b] + 1 + j`` is word ``j``, the buffer (rows of padding words are never written);
+* ``base[b] + 1 + j`` is word ``j``, the buffer (rows of padding words are written only by
+  the dense leaves of the static-shape path, and never read);
 * ``base[b] + 1 + N + t`` is the node made at step ``t`` (a REDUCE writes it; a SHIFT pushes
   a pointer to its word's row instead of copying it).
 
@@ -21,7 +24,7 @@ tape.
 """
 
 from dataclasses import dataclass
-from typing import Callable, Optional
+from typing import Callable, Optional, Tuple
 
 import torch
 
@@ -35,9 +38,11 @@ from spinn_allennlp.core.batching import (
     fit_width,
 )
 from spinn_allennlp.core.tape import WriteOnceTape
+from spinn_allennlp.core.transitions import PAD
 
-# (inputs, mask) -> the node rows of the real words, in mask order (eq. 4's projection).
-Leaves = Callable[[torch.Tensor, torch.Tensor], torch.Tensor]
+# (inputs, mask) -> the node rows of the real words, in mask order (eq. 4's projection); with
+# ``dense=True``, of every position, (B * N, node_dim), padding included (see Spinn.leaves).
+Leaves = Callable[..., torch.Tensor]
 
 
 @dataclass
@@ -51,6 +56,7 @@ class PreparedBatch:
     # Shape: (B,). The steps each sentence takes: its given transitions' when the policy
     # follows them, 2 * length - 1 otherwise (0 for an empty sentence).
     num_steps: torch.Tensor
+    # T: the longest sentence's steps, or more (a length bucket's, see ``graphs.py``).
     total_steps: int
     # Shape: (B, T), long, PAD after each sentence's end: the given transitions (the balanced
     # tree when the policy follows given transitions and none were passed), or None.
@@ -68,6 +74,8 @@ class PreparedBatch:
     rows_per_sentence: int
     base: torch.Tensor
     tape: WriteOnceTape
+    # Whether every word row was written (dense leaves: no host synchronisation).
+    dense: bool = False
 
     @property
     def batch_size(self) -> int:
@@ -82,7 +90,7 @@ class PreparedBatch:
         return self.inputs.device
 
     def word_rows(self) -> torch.Tensor:
-        """Shape (B, N): the tape row of each word (padding words' rows are never written)."""
+        """Shape (B, N): the tape row of each word (padding words' rows are never read)."""
         return self.base.unsqueeze(1) + 1 + torch.arange(self.max_tokens, device=self.device)
 
     def step_rows(self) -> torch.Tensor:
@@ -91,31 +99,31 @@ class PreparedBatch:
         return first.unsqueeze(1) + torch.arange(self.total_steps, device=self.device)
 
 
-def prepare_batch(
+def check_batch(
     inputs: torch.Tensor,
     mask: torch.Tensor,
-    leaves: Leaves,
-    node_dim: int,
     transitions: Optional[torch.Tensor] = None,
     follow_given: bool = True,
     reduce_types: Optional[torch.Tensor] = None,
     node_inputs: Optional[torch.Tensor] = None,
-    return_nodes: bool = False,
-) -> PreparedBatch:
-    """Checks a batch and lays out its tape, writing the leaves with ``leaves``.
+    full_trees: bool = False,
+) -> Tuple[Optional[torch.Tensor], int]:
+    """Checks a batch (reading values back to the host) and returns the transitions to lay it
+    out with (on the inputs' device; the balanced trees when the policy follows given
+    transitions and none were passed) and its number of steps ``T``.
 
     inputs: (B, N, input_dim) word vectors, finite at real words; mask: (B, N), True on real
     words, which come first in each row. transitions: (B, T') SHIFT/REDUCE/PAD, integer. With
-    ``follow_given`` they are the trees to compose over (the balanced tree when None), checked
-    to be binary trees over each sentence's words (or the paper's left-padded forests);
-    otherwise they are only checked for their values (a mixing policy reads them, a parser's
-    loss scores against them) and every sentence takes 2N - 1 steps. Raises ValueError naming
-    the first bad sentence.
+    ``follow_given`` they are the trees to compose over, checked to be binary trees over each
+    sentence's words (or the paper's left-padded forests); otherwise they are only checked for
+    their values (a mixing policy reads them, a parser's loss scores against them), or, with
+    ``full_trees`` (the soft stack's one-hot strengths), to be one tree per sentence, and
+    every sentence takes 2N - 1 steps. Raises ValueError naming the first bad sentence.
     """
     check_word_vectors(inputs, mask)
     device = inputs.device
     mask, lengths = checked_mask(mask)
-    batch_size, max_tokens = mask.shape
+    batch_size = mask.size(0)
     if transitions is not None:
         check_transitions_tensor(transitions, batch_size)
         # Given transitions may be built elsewhere (e.g. on the CPU): checked and used on the
@@ -126,20 +134,54 @@ def prepare_batch(
             transitions = default_transitions(lengths)
         num_steps = check_given_transitions(transitions, lengths).to(device)
     else:
-        if transitions is not None:
+        num_steps = (2 * lengths - 1).clamp(min=0)
+        if transitions is not None and full_trees:
+            given = check_given_transitions(transitions, lengths)
+            if bool((given != num_steps).any()):
+                raise ValueError("the soft stack follows one tree per sentence: 2N - 1 transitions")
+        elif transitions is not None:
             # Any other value would act as a SHIFT unnoticed.
             check_transition_values(transitions)
-        num_steps = (2 * lengths - 1).clamp(min=0)
     total_steps = int(num_steps.max()) if batch_size else 0
-    if transitions is not None:
-        transitions = fit_width(transitions.long(), total_steps).to(device)
-    if reduce_types is not None:
-        reduce_types = fit_width(reduce_types.long().to(device), total_steps)
     if node_inputs is not None and (node_inputs.dim() != 3 or node_inputs.size(1) < total_steps):
         raise ValueError(
             f"node_inputs must have shape (batch, at least {total_steps} steps, dim), "
             f"got {tuple(node_inputs.shape)}"
         )
+    return transitions, total_steps
+
+
+def lay_out(
+    inputs: torch.Tensor,
+    mask: torch.Tensor,
+    leaves: Leaves,
+    node_dim: int,
+    total_steps: int,
+    transitions: Optional[torch.Tensor] = None,
+    follow_given: bool = True,
+    reduce_types: Optional[torch.Tensor] = None,
+    node_inputs: Optional[torch.Tensor] = None,
+    return_nodes: bool = False,
+    dense: bool = False,
+) -> PreparedBatch:
+    """The batch laid out on its device, leaves written, for a batch :func:`check_batch`
+    passed (``transitions`` and ``total_steps`` as it returned them; ``total_steps`` may be
+    larger, a length bucket's). Reads nothing back to the host when ``dense``: every word
+    row of the tape is then written (the projection of every position, padding included), so
+    the shapes depend on (B, N, T) alone."""
+    device = inputs.device
+    mask = mask.bool()
+    batch_size, max_tokens = mask.shape
+    lengths = mask.sum(dim=1)
+    if follow_given:
+        assert transitions is not None  # check_batch gives them
+        num_steps = (transitions != PAD).sum(dim=1)
+    else:
+        num_steps = (2 * lengths - 1).clamp(min=0)
+    if transitions is not None:
+        transitions = fit_width(transitions.long(), total_steps)
+    if reduce_types is not None:
+        reduce_types = fit_width(reduce_types.long().to(device), total_steps)
 
     # Longest first, as packed sequences; ties keep their order.
     order = num_steps.argsort(descending=True, stable=True)
@@ -162,10 +204,45 @@ def prepare_batch(
         rows_per_sentence=rows_per_sentence,
         base=base,
         tape=tape,
+        dense=dense,
     )
-    if batch_size:
+    if dense:
+        tape.write(batch.word_rows().flatten(), leaves(inputs, mask, dense=True))
+    elif batch_size:
         # The buffer, written once; padding words' rows are never read. (Written even when
         # every sentence is empty: the output's zeros are then read from the tape, so they
         # are part of the graph like any other pass's output.)
         tape.write(batch.word_rows()[mask], leaves(inputs, mask))
     return batch
+
+
+def prepare_batch(
+    inputs: torch.Tensor,
+    mask: torch.Tensor,
+    leaves: Leaves,
+    node_dim: int,
+    transitions: Optional[torch.Tensor] = None,
+    follow_given: bool = True,
+    reduce_types: Optional[torch.Tensor] = None,
+    node_inputs: Optional[torch.Tensor] = None,
+    return_nodes: bool = False,
+    full_trees: bool = False,
+    dense: bool = False,
+) -> PreparedBatch:
+    """:func:`check_batch`, then :func:`lay_out`, writing the leaves with ``leaves``."""
+    transitions, total_steps = check_batch(
+        inputs, mask, transitions, follow_given, reduce_types, node_inputs, full_trees
+    )
+    return lay_out(
+        inputs,
+        mask,
+        leaves,
+        node_dim,
+        total_steps,
+        transitions,
+        follow_given,
+        reduce_types,
+        node_inputs,
+        return_nodes,
+        dense,
+    )

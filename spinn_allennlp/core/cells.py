@@ -1,7 +1,7 @@
 """The neural layers SPINN is made of (paper §3.2-3.4): buffer projection, composition
 functions, tracking LSTM and transition classifier. Each works on a batch of rows."""
 
-from typing import Callable, Dict, Optional, Tuple, Type
+from typing import Callable, Dict, Optional, Tuple, Type, Union
 
 import torch
 from torch import nn
@@ -32,11 +32,58 @@ class BufferProjection(nn.Module):
         self.batch_norm = nn.BatchNorm1d(node_dim) if batch_norm else None
         self.dropout = nn.Dropout(dropout)
 
-    def forward(self, inputs: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
-        projected = self.linear(inputs[mask.bool()])
+    def forward(
+        self, inputs: torch.Tensor, mask: torch.Tensor, dense: bool = False
+    ) -> torch.Tensor:
+        """``dense``: the rows of every position, (B * N, node_dim), padding positions read as
+        zero vectors and left out of the batch statistics: the same values at real words, with
+        shapes that depend on (B, N) alone (no boolean indexing, which reads the mask back to
+        the host)."""
+        if not dense:
+            projected = self.linear(inputs[mask.bool()])
+            if self.batch_norm is not None:
+                projected = self.batch_norm(projected)
+            return self.dropout(projected)
+        real = mask.bool().flatten()
+        words = torch.where(real.unsqueeze(1), inputs.flatten(0, 1), 0)
+        projected = self.linear(words)
         if self.batch_norm is not None:
-            projected = self.batch_norm(projected)
+            projected = _masked_batch_norm(self.batch_norm, projected, real)
         return self.dropout(projected)
+
+
+def _masked_batch_norm(
+    norm: nn.BatchNorm1d, rows: torch.Tensor, real: torch.Tensor
+) -> torch.Tensor:
+    """``norm`` applied to ``rows`` (r, C) as if only the ``real`` ones (r,) bool were there:
+    in training, statistics over the real rows (the running ones updated as ``nn.BatchNorm1d``
+    updates them: biased variance to normalise, unbiased into the running average); in
+    evaluation, the running statistics, as ``norm`` itself."""
+    if not norm.training and norm.running_mean is not None:
+        return nn.functional.batch_norm(
+            rows, norm.running_mean, norm.running_var, norm.weight, norm.bias, False, 0.0, norm.eps
+        )
+    weights = real.to(rows.dtype).unsqueeze(1)
+    count = weights.sum()
+    mean = (rows * weights).sum(dim=0) / count.clamp(min=1)
+    centred = rows - mean
+    variance = (centred.square() * weights).sum(dim=0) / count.clamp(min=1)
+    if norm.running_mean is not None and norm.running_var is not None:
+        with torch.no_grad():
+            assert norm.num_batches_tracked is not None
+            norm.num_batches_tracked.add_(1)
+            factor: Union[float, torch.Tensor] = (
+                # A cumulative average; a tensor, so that nothing is read back to the host.
+                1.0 / norm.num_batches_tracked if norm.momentum is None else norm.momentum
+            )
+            factor = factor * (count > 0)  # a batch without words changes nothing
+            unbiased = variance * count / (count - 1).clamp(min=1)
+            norm.running_mean.lerp_(mean.to(norm.running_mean.dtype), factor)
+            norm.running_var.lerp_(unbiased.to(norm.running_var.dtype), factor)
+    normalised = centred * torch.rsqrt(variance + norm.eps)
+    if norm.weight is not None:
+        normalised = normalised * norm.weight + norm.bias
+    return normalised
 
 
 class Composition(nn.Module):
@@ -441,22 +488,29 @@ class Summaries(nn.Module):
         h, c = self.stack(pushed, below.chunk(2, dim=-1))
         return torch.cat([h, c], dim=-1)
 
-    def remaining(self, words: torch.Tensor, lengths: torch.Tensor) -> torch.Tensor:
+    def remaining(
+        self, words: torch.Tensor, lengths: torch.Tensor, packed: bool = True
+    ) -> torch.Tensor:
         """Shape (B, N + 1, summary_dim): h of the buffer LSTM over words j..n-1 of each
         sentence, zeros from j = n on (an empty buffer). ``words``: (B, N, hidden_dim) h of
-        the words, ``lengths``: (B,)."""
+        the words, ``lengths``: (B,). ``packed=False`` runs the LSTM over all N positions
+        (the same states at real words, the LSTM reading them first; the rest masked):
+        nothing read back to the host, for static shapes."""
         batch_size, max_tokens, _ = words.shape
         positions = torch.arange(max_tokens, device=words.device).unsqueeze(0)
         # Word n - 1 - j of each sentence at position j: the words last to first.
         backwards = (lengths.unsqueeze(1) - 1 - positions).clamp(min=0)
         reversed_words = words.gather(1, backwards.unsqueeze(-1).expand_as(words))
-        packed = nn.utils.rnn.pack_padded_sequence(
-            reversed_words, lengths.clamp(min=1).cpu(), batch_first=True, enforce_sorted=False
-        )
-        states, _ = self.buffer(packed)
-        states, _ = nn.utils.rnn.pad_packed_sequence(
-            states, batch_first=True, total_length=max_tokens
-        )
+        if packed:
+            sequence = nn.utils.rnn.pack_padded_sequence(
+                reversed_words, lengths.clamp(min=1).cpu(), batch_first=True, enforce_sorted=False
+            )
+            states, _ = self.buffer(sequence)
+            states, _ = nn.utils.rnn.pad_packed_sequence(
+                states, batch_first=True, total_length=max_tokens
+            )
+        else:
+            states, _ = self.buffer(reversed_words)
         # The state after reading words n-1..j sits at position n - 1 - j.
         summary = states.gather(1, backwards.unsqueeze(-1).expand(-1, -1, self.summary_dim))
         summary = summary * (positions < lengths.unsqueeze(1)).unsqueeze(-1)

@@ -172,10 +172,10 @@ class LoopLinear:
             written = self._written[block]
             if sum(count for _, count in written) < used:
                 # Steps whose backward did not run (their output did not reach the loss).
-                unwritten = torch.ones(used, dtype=torch.bool, device=grads.device)
+                unwritten = torch.ones(used, 1, dtype=torch.bool, device=grads.device)
                 for start, count in written:
                     unwritten[start : start + count] = False
-                grads[unwritten] = 0
+                grads.masked_fill_(unwritten, 0)  # (no boolean indexing: nothing read back)
             # (out, rows) x (rows, in): the block's share of the whole loop's weight gradient.
             if grad_weight is None:
                 grad_weight = grads.t().mm(inputs).to(dtype)

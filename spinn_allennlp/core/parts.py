@@ -23,9 +23,11 @@ class SpinnParts:
     * ``summaries``: LSTM summaries of the whole stack and buffer for the tracker (NSHRDLU
       §3.1);
     * ``type_embedding`` / ``type_classifier``: typed REDUCE (NSHRDLU §3.3);
-    * ``sparse_compose``: compose only the sentences that REDUCE at a step (True), every
-      running one (False), or choose by device (None: sparse on CPUs, and wherever the moves
-      are known in advance; whole batch on GPUs otherwise, where a host sync costs more).
+    * ``static_shapes``: which way through the thin stack's loop (``runners/thin_stack.py``)
+      and the soft stack's: with static shapes (True: every step works on the whole batch,
+      nothing is read back to the host, as a CUDA graph needs) or sparse (False: the running
+      sentences only, composing those that REDUCE), or by device (None: sparse on the CPU,
+      static shapes elsewhere).
     """
 
     leaves: Leaves
@@ -34,7 +36,7 @@ class SpinnParts:
     summaries: Optional[Summaries] = None
     type_embedding: Optional[nn.Embedding] = None
     type_classifier: Optional[nn.Linear] = None
-    sparse_compose: Optional[bool] = None
+    static_shapes: Optional[bool] = None
     # False: the tracker's state stays out of the composition's extra input (the tracker only
     # parses).
     composition_reads_tracker: bool = True
@@ -45,6 +47,12 @@ class SpinnParts:
     @property
     def node_dim(self) -> int:
         return self.compose.node_dim
+
+    def uses_static_shapes(self, device: torch.device) -> bool:
+        """Whether a pass on ``device`` takes the static-shape path (see ``static_shapes``)."""
+        if self.static_shapes is not None:
+            return self.static_shapes
+        return device.type != "cpu"
 
     @property
     def has_parser(self) -> bool:

@@ -60,6 +60,9 @@ class Step:
     # Computes which moves are forced, on demand (a policy that follows given trees never
     # asks).
     legality: Optional[Legality] = None
+    # Shape: (B,). The batch's sentences in the runner's order: the step's k rows are
+    # sentences ``order[:k]`` (None: the batch's own order, all B sentences).
+    order: Optional[torch.Tensor] = None
     _forced: Optional[Tuple[torch.Tensor, torch.Tensor]] = field(default=None, repr=False)
 
     def forced(self) -> Tuple[torch.Tensor, torch.Tensor]:
@@ -70,6 +73,10 @@ class Step:
                 raise ValueError("this runner does not say which moves are legal")
             self._forced = self.legality()
         return self._forced
+
+    def sentences(self, k: int) -> Optional[torch.Tensor]:
+        """Shape (k,): which sentences of the batch the step's k rows are (None: rows 0..k-1)."""
+        return None if self.order is None else self.order[:k]
 
     def legal(self, action: torch.Tensor) -> torch.Tensor:
         """``action`` with the forced moves imposed: SHIFT below two stack items, REDUCE once
@@ -127,6 +134,10 @@ class TransitionPolicy:
     # The task's loss can train the parser through what this policy returns (soft strengths,
     # or the log-probabilities of sampled moves for REINFORCE), with no gold transitions.
     learns_from_task: bool = False
+    # Its choices are tensor functions of the step alone (random numbers from torch's
+    # generator included): no Python state carried from call to call, so a CUDA graph of a
+    # pass can replay it (``graphs.py``).
+    replayable: bool = True
 
     def choose(self, step: Step) -> Choice:
         raise NotImplementedError(f"{type(self).__name__} does not drive a discrete stack")
@@ -195,6 +206,7 @@ class BeamSearch(TransitionPolicy):
 
     mode = Mode.PREDICTED
     searches = True
+    replayable = False
 
     def __init__(self, width: int) -> None:
         if width < 1:
@@ -289,9 +301,10 @@ class Sampled(_Tempered):
     score function and the exploration bonus of REINFORCE-style training (the latent-tree
     parsers). Types: the type classifier's most probable.
 
-    With ``record=True`` it keeps every step's draws (``draws``, in the order the runner asked),
-    so that :class:`Replayed` can follow the same trees again after the parser has changed (PPO's
-    further updates on one batch)."""
+    With ``record=True`` it keeps every step's draws (``draws``: per step, a (B,) tensor in the
+    batch's order, PAD for the sentences the step did not run), so that :class:`Replayed` can
+    follow the same trees again after the parser has changed (PPO's further updates on one
+    batch), on any device and either way through the loop."""
 
     mode = Mode.SAMPLED
     learns_from_task = True
@@ -299,6 +312,7 @@ class Sampled(_Tempered):
     def __init__(self, temperature: float = 1.0, record: bool = False) -> None:
         super().__init__(temperature)
         self.draws: Optional[List[torch.Tensor]] = [] if record else None
+        self.replayable = not record
 
     def choose(self, step: Step) -> Choice:
         log_probs = step.legal_log_probs(self.temperature)
@@ -307,8 +321,17 @@ class Sampled(_Tempered):
         # P(REDUCE) is 0 when SHIFT is forced and 1 when REDUCE is: the draw is legal.
         action = (draw < probs[:, REDUCE]).long()
         if self.draws is not None:
-            self.draws.append(action)
+            self.draws.append(_in_batch_order(step, action))
         return _scored_choice(step, log_probs, action)
+
+
+def _in_batch_order(step: Step, action: torch.Tensor) -> torch.Tensor:
+    """Shape (B,): a step's (k,) ``action`` at its sentences' places in the batch, PAD for
+    the sentences the step did not run."""
+    sentences = step.sentences(action.size(0))
+    if sentences is None or step.order is None:
+        return action
+    return torch.full_like(step.order, PAD).index_copy_(0, sentences, action)
 
 
 class Replayed(_Tempered):
@@ -317,28 +340,45 @@ class Replayed(_Tempered):
     PPO's ratio p_new(tree) / p_old(tree) when the parser takes several updates on the trees of
     one batch (``modules/policy_gradient.py``). The pass must be over the same sentences, in the
     same encoder calls, as the recorded one: the runner then asks for the same steps, in the
-    same order of sentences (the order depends on the sentences' lengths only)."""
+    same order of sentences (the order depends on the sentences' lengths only). A draw of PAD
+    (a sentence that had ended) replays as SHIFT: only a sentence that has ended meets it,
+    and its moves are not followed.
+
+    Checks that every replayed move is legal, which reads a value back to the host each step:
+    not for a CUDA graph (``replayable`` is False)."""
 
     mode = Mode.SAMPLED
     learns_from_task = True
+    replayable = False
 
     def __init__(self, draws: Sequence[torch.Tensor], temperature: float = 1.0) -> None:
         super().__init__(temperature)
         self.draws = list(draws)
         self.next_step = 0
 
+    @classmethod
+    def from_transitions(cls, transitions: torch.Tensor, temperature: float = 1.0) -> "Replayed":
+        """Replays the trees of ``transitions`` (B, T), e.g. a sampling pass's
+        ``SpinnOutput.transitions`` (PAD after each sentence's end)."""
+        return cls(list(transitions.t()), temperature)
+
     def choose(self, step: Step) -> Choice:
         if self.next_step >= len(self.draws):
             raise ValueError("the replayed pass runs more steps than the recorded one")
-        action = self.draws[self.next_step]
+        recorded = self.draws[self.next_step]
         self.next_step += 1
         if step.logits is None:
             raise ValueError("the replaying policy needs a parser (predict_transitions=true)")
-        if action.numel() != step.logits.size(0):
+        k = step.logits.size(0)
+        expected = k if step.order is None else step.order.numel()
+        if recorded.numel() != expected:
             raise ValueError(
-                f"step {step.t} of the replayed pass has {step.logits.size(0)} sentences "
-                f"running, the recorded one {action.numel()}: not the same batch"
+                f"step {step.t} of the replayed pass is over a batch of {expected} sentences, "
+                f"the recorded one over {recorded.numel()}: not the same batch"
             )
+        sentences = step.sentences(k)
+        action = recorded[:k] if sentences is None else recorded.index_select(0, sentences)
+        action = action.clamp(min=SHIFT)
         if not bool((step.legal(action) == action).all()):
             raise ValueError(f"a recorded move is illegal at step {step.t}: not the same batch")
         return _scored_choice(step, step.legal_log_probs(self.temperature), action)

@@ -133,8 +133,8 @@ class Spinn(nn.Module):
         # Given trees and no tracking: compose level by level (runners/levelwise.py), the
         # loop running tree-height times instead of 2N - 1. Same function, same parameters.
         self.levelwise = levelwise
-        # See SpinnParts.sparse_compose.
-        self.sparse_compose: Optional[bool] = None
+        # See SpinnParts.static_shapes.
+        self.static_shapes: Optional[bool] = None
 
     def parser_parameters(self) -> List[nn.Parameter]:
         """The parameters of the parser's network: the tracker (its transition classifier
@@ -154,7 +154,7 @@ class Spinn(nn.Module):
             summaries=self.summaries,
             type_embedding=self.type_embedding,
             type_classifier=self.type_classifier,
-            sparse_compose=self.sparse_compose,
+            static_shapes=self.static_shapes,
             composition_reads_tracker=self.composition_reads_tracker,
             parser_trains_nodes=self.parser_trains_nodes,
         )
@@ -200,6 +200,7 @@ class Spinn(nn.Module):
             reduce_types_given=reduce_types is not None,
             node_inputs_given=node_inputs is not None,
         )
+        parts = self.parts()
         batch = prepare_batch(
             inputs,
             mask,
@@ -210,12 +211,15 @@ class Spinn(nn.Module):
             reduce_types=reduce_types if typed else None,
             node_inputs=node_inputs,
             return_nodes=return_nodes,
+            full_trees=policy.soft,
+            dense=parts.uses_static_shapes(inputs.device),
         )
         if batch.total_steps == 0:
             return self._empty_output(batch, policy)
-        return (runner or self._runner_for(policy))(batch, self.parts(), policy)
+        return (runner or self._runner_for(policy))(batch, parts, policy)
 
     def _runner_for(self, policy: TransitionPolicy) -> Runner:
+        """The runner a pass under ``policy`` takes."""
         if policy.soft:
             return run_soft_stack
         if policy.searches:
@@ -241,10 +245,15 @@ class Spinn(nn.Module):
             output.node_hidden = hidden(output.node_states)
         return output
 
-    def leaves(self, inputs: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+    def leaves(self, inputs: torch.Tensor, mask: torch.Tensor, dense: bool = False) -> torch.Tensor:
         """The buffer: the node state of every real word, shape (num_real_tokens, node_dim) in
         ``mask`` order. Eq. 4's projection, or (``leaf="cell"``) the composition with zero
-        children and the word vector as the node's input."""
+        children and the word vector as the node's input. ``dense``: the rows of every
+        position, (B * N, node_dim), padding read as zero vectors (and kept out of batch
+        statistics): shapes that do not depend on the mask's values."""
         if self.projection is not None:
-            return self.projection(inputs, mask)
+            return self.projection(inputs, mask, dense=dense)
+        if dense:
+            real = mask.bool().unsqueeze(-1)
+            return self.compose.leaf(torch.where(real, inputs, 0).flatten(0, 1))
         return self.compose.leaf(inputs[mask.bool()])

@@ -246,11 +246,11 @@ def test_one_composition_per_level(build, levels):
     inputs, mask = torch.randn(2, 64, 4), torch.ones(2, 64, dtype=torch.bool)
     transitions = torch.tensor([build(64)] * 2)
     assert count_compositions(model, lambda: levelwise(model, inputs, mask, transitions)) == levels
-    # The sequential thin stack: one composition per step, or per REDUCE step when it composes
-    # only the reducing sentences.
-    model.sparse_compose = False
+    # The sequential thin stack: one composition per step (static shapes), or per REDUCE step
+    # when it composes only the reducing sentences (sparse).
+    model.static_shapes = True
     assert count_compositions(model, lambda: model(inputs, mask, transitions)) == 127
-    model.sparse_compose = True
+    model.static_shapes = False
     assert count_compositions(model, lambda: model(inputs, mask, transitions)) == 63
 
 

@@ -88,9 +88,9 @@ def test_levelwise_equals_sequential_with_node_inputs(leaf, composition):
     weights = torch.randn(*batch.transitions.shape, 8 if composition == "treelstm" else 4)
     weights = weights.double()
     results = []
-    for levelwise, sparse_compose in ((True, None), (False, True), (False, False)):
+    for levelwise, static_shapes in ((True, None), (False, False), (False, True)):
         model = node_model(leaf, levelwise, composition=composition)
-        model.sparse_compose = sparse_compose
+        model.static_shapes = static_shapes
         results.append(
             run(model, batch.inputs, batch.mask, batch.transitions, node_inputs, weights)
         )

@@ -1,11 +1,12 @@
-"""Every transition policy on every device: what a policy computes on CUDA is what it computes
-on the CPU. Deterministic policies (given trees, greedy, beam search, the soft stack) give the
-same trees, sentence vectors and gradients; a sampling policy's draws on the device, replayed
-on the CPU, give the same trees, log-probabilities, entropies, sentence vectors and
-policy-gradient gradients (REINFORCE's and PPO's); straight-through Gumbel's forward pass on
-the device is the CPU's discrete stack on the moves it drew. On a machine without CUDA these
-compare the CPU with itself (and still check the replays); the suite runs them on CUDA where a
-GPU is present (tests/conftest.py).
+"""Every transition policy on every device and either way through the loop: what a policy
+computes on the GPU's path (static shapes: every sentence at every step, ``SpinnParts``) is
+what it computes on the CPU's (sparse). Deterministic policies (given trees, greedy, beam
+search, the soft stack) give the same trees, sentence vectors and gradients; a sampling
+policy's draws on the device, replayed on the CPU, give the same trees, log-probabilities,
+entropies, sentence vectors and policy-gradient gradients (REINFORCE's and PPO's);
+straight-through Gumbel's forward pass on the device is the CPU's discrete stack on the moves
+it drew. Each test runs with the GPU's path forced on the CPU ("cpu-static"), and on CUDA
+where a GPU is present.
 
 Float64 on both devices: the two compute the same sums in different orders (cuBLAS against
 the CPU's BLAS), so values agree to ~1e-15 relative after the ~200 dependent steps of a
@@ -45,15 +46,34 @@ MODELS = {
 }
 
 
+TARGETS = [
+    pytest.param("cpu-static", id="cpu-static"),
+    pytest.param(
+        "cuda", marks=pytest.mark.skipif(not torch.cuda.is_available(), reason="no CUDA device")
+    ),
+]
+
+
+@pytest.fixture(params=TARGETS)
+def device(request):
+    """The GPU's path: on CUDA, or forced on the CPU ("cpu-static")."""
+    return request.param
+
+
 def cpu_and_device(device, seed=0, **options):
-    """The same parser model and batch on the CPU and on ``device`` (float64)."""
+    """The same parser model and batch on the CPU's path and on ``device`` (float64;
+    "cpu-static": the CPU with static shapes, the GPU's path)."""
     torch.manual_seed(seed)
     model = Spinn(5, 4, tracking_dim=3, predict_transitions=True, **options).double()
     with torch.no_grad():  # larger weights: choices far from ties, and not all alike
         for parameter in model.parameters():
             parameter.mul_(2.0)
     inputs, mask, transitions = make_batch(LENGTHS, 5, random.Random(seed), "cpu", torch.float64)
-    on_device = copy.deepcopy(model).to(device)
+    model.static_shapes = False
+    on_device = copy.deepcopy(model)
+    on_device.static_shapes = True
+    device = torch.device("cpu" if device == "cpu-static" else device)
+    on_device.to(device)
     return (model, inputs, mask, transitions), (
         on_device,
         inputs.to(device),
@@ -179,7 +199,7 @@ def test_sampled_trees_replayed_on_the_cpu_give_the_same_policy_gradients(varian
         outputs.append(out)
     device_out, cpu_out = outputs
     assert sampling.draws, "the sampling pass drew no move"
-    assert all(draw.device.type == torch.device(device).type for draw in sampling.draws)
+    assert all(draw.device == device_batch[0].device for draw in sampling.draws)
     assert_valid_trees(device_out.transitions.cpu())
     assert_same_pass(cpu_out, device_out)
     assert_same_gradients(cpu_model, device_model)

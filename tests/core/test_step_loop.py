@@ -2,7 +2,8 @@
 Algorithm 1 written one sentence and one node at a time with Python lists
 (``spinn_allennlp.testing.reference_spinn``): same sentence vectors, nodes, transitions and
 parser logits, and the same parameter gradients, for every variant, transition mode and both
-ways of composing (only the reducing sentences, or all running ones)."""
+ways through the loop (sparse: the reducing sentences only; static shapes: every sentence at
+every step)."""
 
 import random
 
@@ -44,7 +45,7 @@ def test_loop_equals_one_sentence_at_a_time(variant, mode, sparse, device):
     torch.manual_seed(0)
     rng = random.Random(11)
     model = Spinn(6, 5, **VARIANTS[variant]).double().to(device)
-    model.sparse_compose = sparse
+    model.static_shapes = not sparse
     if mode == PREDICTED:
         # A decisive parser that wants both moves often, illegal ones included, so that the
         # legality rules are exercised.

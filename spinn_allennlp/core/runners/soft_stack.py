@@ -48,7 +48,6 @@ from typing import List
 import torch
 
 from spinn_allennlp.core.batch import PreparedBatch
-from spinn_allennlp.core.batching import check_given_transitions
 from spinn_allennlp.core.output import SpinnOutput
 from spinn_allennlp.core.parts import SpinnParts
 from spinn_allennlp.core.policies import Step, TransitionPolicy
@@ -90,16 +89,21 @@ class _SecondUnitRead(torch.autograd.Function):
     forward read.
 
     ``levels``: a (B * T, 1) tape, row b * T + s = L_s of sentence b; ``values``: the thin
-    stack's tape, element i of sentence b at row ``first_rows[b] + i``.
+    stack's tape, element i of sentence b at row ``first_rows[b] + i``. ``dense``: read every
+    element, weights of 0 included (O(t * D) a sentence, the same values): shapes that do not
+    depend on the weights, nothing read back to the host, as static shapes need.
     """
 
     @staticmethod
-    def forward(ctx, values, levels, value_token, level_token, first_rows, t):
+    def forward(ctx, values, levels, value_token, level_token, first_rows, t, dense):
         # Both tapes' tokens are inputs, so this backward runs before the backward of any
         # write that came earlier (when the rows' gradients are complete).
-        ctx.values, ctx.levels, ctx.t = values, levels, t
+        ctx.values, ctx.levels, ctx.t, ctx.dense = values, levels, t, dense
         ctx.save_for_backward(first_rows)
         weights = second_unit_weights(_levels_so_far(levels.data, first_rows.size(0), t))
+        if dense:
+            read = _elements(values.data, first_rows, t)
+            return torch.bmm(weights.unsqueeze(1), read).squeeze(1)
         sentence, element = weights.nonzero(as_tuple=True)
         read = values.data.index_select(0, first_rows[sentence] + element)
         out = values.data.new_zeros(first_rows.size(0), values.data.size(1))
@@ -112,6 +116,10 @@ class _SecondUnitRead(torch.autograd.Function):
         batch_size, t = first_rows.size(0), ctx.t
         levels = _levels_so_far(ctx.levels.data, batch_size, t)
         weights, later_min, later_at, low = _second_unit(levels)
+        if ctx.dense:
+            return _dense_backward(
+                ctx, grad_out, first_rows, levels, weights, later_min, later_at, low
+            )
         sentence, element = weights.nonzero(as_tuple=True)
         rows = first_rows[sentence] + element
         grad_out = grad_out.to(ctx.values.data.dtype)
@@ -138,7 +146,45 @@ class _SecondUnitRead(torch.autograd.Function):
             accumulate=True,
         )
         empty = grad_out.new_zeros(0)
-        return None, None, empty, empty, None, None
+        return None, None, empty, empty, None, None, None
+
+
+def _elements(values: torch.Tensor, first_rows: torch.Tensor, t: int) -> torch.Tensor:
+    """Shape (B, t - 1, width): elements 0..t-2 of every sentence, read from the tape."""
+    rows = first_rows.unsqueeze(1) + torch.arange(t - 1, device=first_rows.device)
+    return values.index_select(0, rows.flatten()).view(first_rows.size(0), t - 1, -1)
+
+
+def _dense_backward(ctx, grad_out, first_rows, levels, weights, later_min, later_at, low):
+    """:class:`_SecondUnitRead`'s backward over every element (``dense``): the sparse one's
+    formulas, with the terms of the elements of weight 0 present and multiplied by 0."""
+    batch_size, t = first_rows.size(0), ctx.t
+    grad_out = grad_out.to(ctx.values.data.dtype)
+    rows = first_rows.unsqueeze(1) + torch.arange(t - 1, device=first_rows.device)
+    # d out / d V[i] = w_i grad_out.
+    grad_values = weights.unsqueeze(2) * grad_out.unsqueeze(1)
+    ctx.values.grad_table().index_put_(
+        (rows.flatten(),), grad_values.flatten(0, 1), accumulate=True
+    )
+    # d out / d w_i = <grad_out, V[i]> where w_i > 0 (0 where the ReLU is at or below 0).
+    read = _elements(ctx.values.data, first_rows, t)
+    grad_weight = torch.bmm(read, grad_out.unsqueeze(2)).squeeze(2)
+    grad_weight = torch.where(weights > 0, grad_weight, 0)
+    element = torch.arange(t - 1, device=first_rows.device).expand(batch_size, -1)
+    below = levels[:, :-1]
+    high_at = torch.where(below + 1 < later_min, element, later_at)
+    low_at = torch.where(below < later_min, element, later_at)
+    subtracted_at = torch.where(low > levels[:, -1:] - 1, low_at, t - 1)
+    level_rows = (
+        torch.arange(batch_size, device=first_rows.device) * (ctx.levels.data.size(0) // batch_size)
+    ).unsqueeze(1)
+    ctx.levels.grad_table().index_put_(
+        (torch.cat([level_rows + high_at, level_rows + subtracted_at]).flatten(),),
+        torch.cat([grad_weight, -grad_weight]).flatten().unsqueeze(1),
+        accumulate=True,
+    )
+    empty = grad_out.new_zeros(0)
+    return None, None, empty, empty, None, None, None
 
 
 def _levels_so_far(levels: torch.Tensor, batch_size: int, t: int) -> torch.Tensor:
@@ -161,11 +207,9 @@ def run_soft_stack(
     assert tracker is not None and tracker.transition_classifier is not None
     assert (parts.type_embedding is None) == (parts.type_classifier is None)
     lengths, num_steps = batch.lengths, batch.num_steps
+    # Given transitions are one tree per sentence (``check_batch`` with ``full_trees``).
     transitions = batch.transitions
-    if transitions is not None:
-        given = check_given_transitions(transitions, lengths)
-        if bool((given != num_steps).any()):
-            raise ValueError("the soft stack follows one tree per sentence: 2N - 1 transitions")
+    dense = parts.uses_static_shapes(batch.device)
     inputs, device = batch.inputs, batch.device
     batch_size, max_tokens, total_steps = batch.batch_size, batch.max_tokens, batch.total_steps
     compose, type_embedding, type_classifier = (
@@ -207,7 +251,7 @@ def run_soft_stack(
         buffer_top = (1 - fraction) * word_node + fraction * next_node
         if t >= 2:
             second = _SecondUnitRead.apply(
-                values.table, levels.table, values.token, levels.token, first_element, t
+                values.table, levels.table, values.token, levels.token, first_element, t, dense
             )
         else:
             second = torch.zeros_like(top)

@@ -3,19 +3,27 @@
 Memory: the prepared batch's write-once tape (``batch.py``): a zero row, the buffer, and one
 row per step per sentence, each written once. A SHIFT pushes a pointer to the buffer row
 instead of copying it into ``S[t]`` (the same stack, one copy fewer). The backpointer queue Q
-of Algorithm 1 is a tensor of row pointers per sentence, with a cursor per sentence (buffer
-position and depth) updated with tensor ops: there is no Python loop over sentences, only over
-the T steps. What autograd keeps is O(B * T * D).
+of Algorithm 1 is a tensor of row pointers per sentence: there is no Python loop over
+sentences, only over the T steps. What autograd keeps is O(B * T * D).
 
 A step: read the buffer top and the two stack tops; let the tracker (if any) read them and the
 parser (if any) score SHIFT and REDUCE; let the policy choose; compose the sentences that
-REDUCE; push. The loop keeps the ops few: sentences run longest first, so those still running
-at step t are a prefix of the batch and every op works on a slice; the stack's two tops are
-one read; only the sentences that REDUCE are composed (their indices known before the loop
-when the policy follows given transitions, so that GPUs need no host synchronisation inside
-the loop). The composition and the tracker run in their form for a whole pass
-(``Composition.loop``, ``Tracker.loop``: one autograd function per step, one weight-gradient
-product per pass, the tracker's buffer input projected once per word; docs/design.md).
+REDUCE; push. Two ways through that one loop, chosen by device (``SpinnParts.static_shapes``):
+
+* **sparse** (the CPU's): sentences run longest first, so those still running at step t are
+  a prefix of the batch and every op works on a slice; only the sentences that REDUCE are
+  composed (a third of the rows on average);
+* **static shapes** (the GPU's): every step works on all B sentences and composes all of
+  them; the moves of sentences that have ended are masked to PAD on the device, and nothing
+  is read back to the host, so every step of a length bucket runs the same kernels on the
+  same shapes whatever the moves and lengths: what a CUDA graph replays (``graphs.py``).
+
+The stack's pointers: when the policy follows given transitions they are all known before
+the first step (:func:`plan_stack`, a few batched tensor ops), and a step only reads,
+composes and writes; otherwise they move in the loop, on the device (:class:`_Pointers`).
+The composition and the tracker run in their form for a whole pass (``Composition.loop``,
+``Tracker.loop``: one autograd function per step, one weight-gradient product per pass, the
+tracker's buffer input projected once per word; docs/design.md).
 """
 
 from typing import Callable, List, Optional, Tuple
@@ -28,150 +36,284 @@ from spinn_allennlp.core.output import SpinnOutput
 from spinn_allennlp.core.parts import SpinnParts
 from spinn_allennlp.core.policies import Choice, Step, TransitionPolicy
 from spinn_allennlp.core.tape import WriteOnceTape
-from spinn_allennlp.core.transitions import PAD, REDUCE
+from spinn_allennlp.core.transitions import PAD, REDUCE, SHIFT
 
 
 def run_thin_stack(
     batch: PreparedBatch, parts: SpinnParts, policy: TransitionPolicy
 ) -> SpinnOutput:
     """Encodes ``batch`` step by step, the transitions chosen by ``policy``."""
-    tape = batch.tape
-    device = batch.device
-    batch_size, max_tokens, total_steps = batch.batch_size, batch.max_tokens, batch.total_steps
-    order, rank = batch.order, batch.rank
-
+    tape, order, node_dim = batch.tape, batch.order, parts.node_dim
+    static = parts.uses_static_shapes(batch.device)
     # Everything below is in longest-first order: sorted row i is sentence order[i], whose
     # tape block starts at i * rows_per_sentence.
-    step_numbers = torch.arange(total_steps, device=device).unsqueeze(1)
-    active = batch.num_steps.index_select(0, order).unsqueeze(0) > step_numbers  # (T, B)
+    steps = torch.arange(batch.total_steps, device=batch.device).unsqueeze(1)
+    active = batch.num_steps.index_select(0, order).unsqueeze(0) > steps  # (T, B)
     given = _sorted_steps(batch.transitions, order)  # (T, B) or None
     given_types = _sorted_steps(batch.reduce_types, order)
-    planned = given if policy.follows_given else None
-    sparse_compose = (
-        parts.sparse_compose
-        if parts.sparse_compose is not None
-        else device.type == "cpu" or planned is not None
-    )
-    # When the moves are known, which rows REDUCE at each step (and how many run) cost one
-    # host sync here and none in the loop.
-    reducing: Optional[List[torch.Tensor]] = None
-    if planned is not None and sparse_compose:
-        reduce_steps = planned == REDUCE
-        counts = torch.stack([active.sum(dim=1), reduce_steps.sum(dim=1)]).tolist()
-        running = counts[0]
-        reducing = list(reduce_steps.nonzero()[:, 1].split(counts[1]))
-        composed = sum(counts[1])
+    # How many sentences each step works on: all of them, or (sparse) those still running.
+    running = [batch.batch_size] * batch.total_steps if static else active.sum(dim=1).tolist()
+    stack: _Stack
+    if policy.follows_given and given is not None and parts.summaries is None:
+        stack = _Planned(batch, given, static, running)
     else:
-        # Any policy's tree over n words has n - 1 REDUCEs.
-        reduces = (batch.lengths - 1).clamp(min=0).sum().view(1)
-        counts = torch.cat([active.sum(dim=1), reduces]).tolist()
-        running, composed = counts[:-1], counts[-1]
-    # The rows the composition and the tracker will see in all (their loop layers keep
-    # exactly that many for the pass's weight gradients).
-    composed = composed if sparse_compose else sum(running)
-
-    base = torch.arange(batch_size, device=device) * batch.rows_per_sentence
-    step_rows = base + 1 + max_tokens  # + t: the row S[t]
-    # One input per step for the node it makes (unbind: one cheap backward for all steps).
-    node_inputs: List[Optional[torch.Tensor]] = [None] * total_steps
+        stack = _Pointers(batch, static, running)
+    reader = _Tracked(parts, batch, stack, policy) if parts.tracker is not None else _Untracked()
+    record = _Record(batch, static, stack)
+    compose = parts.compose.loop(stack.composed)
+    node_inputs: List[Optional[torch.Tensor]] = [None] * batch.total_steps
     if batch.node_inputs is not None:
-        node_inputs = list(batch.node_inputs.index_select(0, order)[:, :total_steps].unbind(1))
+        # One input per step for the node it makes (unbind: one cheap backward for all steps).
+        node_inputs = list(batch.node_inputs.index_select(0, order)[:, : len(running)].unbind(1))
 
-    # Row pointers per sorted sentence: the stack (Q of Algorithm 1) in columns 0..N+1, item
-    # d (1 = bottom) at column d + 1 above two columns pointing at the zero row, then the
-    # buffer: column N + 2 + j points at word j, or at the zero row past the last word.
-    # cursor holds, per sentence, the columns of the buffer top, stack second and stack top:
-    # [N + 2 + words shifted, depth, depth + 1] (the stack's two tops bottom first: a
-    # REDUCE's left and right child). An empty stack or buffer thus reads the zero row
-    # without a test.
-    buffer_start = max_tokens + 2
-    lengths = batch.lengths.index_select(0, order)
-    positions = torch.arange(max_tokens + 1, device=device)
-    pointers = torch.cat(
-        [
-            base.unsqueeze(1).expand(-1, buffer_start),
-            torch.where(
-                positions < lengths.unsqueeze(1),
-                base.unsqueeze(1) + 1 + positions,
-                base.unsqueeze(1),
-            ),
-        ],
-        dim=1,
-    )
-    cursor = torch.tensor([buffer_start, 0, 1], device=device).repeat(batch_size, 1)
-    buffer_end = buffer_start + lengths
-    # How a SHIFT and a REDUCE move the cursor.
-    moves = torch.tensor([[1, 1, 1], [0, -1, -1]], device=device)
-
-    reader = (
-        _Tracked(parts, batch, tape, base, lengths, buffer_start, sum(running), policy)
-        if parts.tracker is not None
-        else _Untracked(tape, parts.node_dim)
-    )
-    record = _Record(total_steps, batch_size, base, device)
-    compose = parts.compose.loop(composed)
-
-    for t in range(total_steps):
-        k = running[t]
-        columns = cursor[:k]
-        # The rows a SHIFT would push (buffer top) and a REDUCE compose (second, top).
-        read_rows = pointers[:k].gather(1, columns)
-        tracker_state, logits, type_logits = reader.observe(read_rows, columns)
-        step = Step(
-            t,
-            logits,
-            type_logits,
-            given=_running(given, t, k),
-            given_types=_running(given_types, t, k),
-            legality=_legality(columns, buffer_end[:k]),
+    for t, k in enumerate(running):
+        # Rows of the buffer top, stack second and stack top: what a SHIFT would push and
+        # the left and right child a REDUCE would compose.
+        tops = stack.tops(t, k)
+        tracker_state, logits, type_logits = reader.observe(tops, stack, k)
+        choice = policy.choose(
+            Step(
+                t,
+                logits,
+                type_logits,
+                given=_running(given, t, k),
+                given_types=_running(given_types, t, k),
+                legality=stack.legality(k),
+                order=order,
+            )
         )
-        choice = policy.choose(step)
         if choice.parents is not None:
             # A beam: each row takes over its parent's hypothesis before moving.
-            parents = choice.parents
-            read_rows = read_rows.index_select(0, parents)
-            cursor[:k] = cursor[:k].index_select(0, parents)
-            pointers[:k] = pointers[:k].index_select(0, parents)
-            tracker_state = reader.reorder(tracker_state, parents)
-            record.reorder(t, k, parents)
-        is_reduce = choice.action == REDUCE
+            tops = tops.index_select(0, choice.parents)
+            stack.reorder(k, choice.parents)
+            tracker_state = reader.reorder(tracker_state, choice.parents)
+            record.reorder(t, k, choice.parents)
+        # Static shapes: sentences that have ended still run, but move no more.
+        action = torch.where(active[t], choice.action, PAD) if static else choice.action
         extra = parts.extra_input(
-            tracker_state,
-            _running(node_inputs[t], None, k),
-            parts.type_vector(choice.types),
+            tracker_state, _running(node_inputs[t], None, k), parts.type_vector(choice.types)
         )
+        # REDUCE: S[t] := COMPOSE(left = stack second, right = stack top), for the rows
+        # ``rows`` of the running sentences (None: all of them, whatever they do).
+        rows, children, written = stack.reductions(t, k, tops, action)
+        if children.numel():
+            if rows is not None and extra is not None:
+                extra = extra.index_select(0, rows)
+            tape.write(written, compose(tape.read(children).view(-1, 2, node_dim), extra))
+        # Push: the buffer top for a SHIFT, S[t] in place of its children for a REDUCE.
+        pushed = stack.push(t, k, action, tops)
+        reader.pushed(pushed, stack, t, k)
+        record.step(t, k, choice, action, pushed, logits, type_logits)
 
-        # REDUCE: S[t] := COMPOSE(left = stack second, right = stack top): children[:, 0] and
-        # children[:, 1].
-        new_rows = step_rows[:k] + t
-        if sparse_compose:
-            # Only the sentences that reduce now (a third of the rows on average).
-            rows = reducing[t] if reducing is not None else is_reduce.nonzero().squeeze(1)
-            if rows.numel():
-                tape.write(
-                    new_rows.index_select(0, rows),
-                    compose(
-                        reader.children(read_rows, rows),
-                        None if extra is None else extra.index_select(0, rows),
-                    ),
-                )
-        else:
-            # All running sentences at once; rows of those that shift are written but never
-            # pointed to.
-            tape.write(new_rows, compose(reader.children(read_rows, None), extra))
-
-        # Push: a SHIFT puts the buffer top above the stack top, a REDUCE puts S[t] where the
-        # stack second was.
-        push_rows = torch.where(is_reduce, new_rows, read_rows[:, 0])
-        slots = torch.where(is_reduce, columns[:, 1], columns[:, 2] + 1)
-        pointers[:k].scatter_(1, slots.unsqueeze(1), push_rows.unsqueeze(1))
-        reader.pushed(push_rows, slots, t)
-        columns += moves.index_select(0, is_reduce.long())
-        record.step(t, k, choice, push_rows, logits, type_logits)
-
-    top = pointers.gather(1, cursor[:, 2:3]).squeeze(1)
     record.logits += reader.logits_after_loop()
-    return record.output(batch, parts, policy, tape.read(top.index_select(0, rank)), active)
+    top = tape.read(stack.top().index_select(0, batch.rank))
+    return record.output(batch, parts, policy, top, active)
+
+
+def plan_stack(
+    transitions: torch.Tensor, lengths: torch.Tensor, base: torch.Tensor, max_tokens: int
+) -> Tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """Every step's pointers for given (valid) transitions, before the first step.
+
+    ``transitions``: (B, T) SHIFT/REDUCE, PAD after each row's end; ``lengths`` (B,); ``base``
+    (B,): each sentence's zero row, its words and steps after it (``batch.py``'s layout).
+    Returns ``tops`` (T, B, 3), the rows of the buffer top, stack second and stack top before
+    each step (the zero row where there is none); ``pushed`` (T, B), the row each step pushes
+    (zero row at PAD); and ``top`` (B,), the stack top after the last step. Batched over
+    sentences and steps (cumulative sums, a sort and a binary search): nothing is read back
+    to the host.
+    """
+    transitions = transitions.contiguous()
+    num_steps = transitions.size(1)
+    device = transitions.device
+    is_shift, is_reduce = transitions == SHIFT, transitions == REDUCE
+    position = torch.arange(num_steps, device=device)
+    shifted = is_shift.long().cumsum(dim=1)  # words shifted after each step
+    depth = (is_shift.long() - is_reduce.long()).cumsum(dim=1)  # stack depth after it
+    empty = base.unsqueeze(1)
+    words = empty + 1 + torch.arange(max_tokens, device=device)
+    # The k-th SHIFT pushes word k, a REDUCE its own row S[t].
+    leaf = words.gather(1, (shifted - 1).clamp(0, max_tokens - 1))
+    node = torch.where(is_reduce, empty + 1 + max_tokens + position, empty)
+    pushed = torch.where(is_shift, leaf, node)
+    # What lies below a pushed node: the latest earlier node that left the stack one item
+    # shallower, found by binary search among the steps sorted by (depth after, step).
+    is_step = is_shift | is_reduce
+    key = torch.where(is_step, depth, num_steps + 1) * num_steps + position
+    sorted_keys, by_key = key.sort(dim=1)
+    found = torch.searchsorted(sorted_keys, (depth - 1) * num_steps + position) - 1
+    candidate = by_key.gather(1, found.clamp(min=0))
+    is_below = (found >= 0) & (key.gather(1, candidate) // num_steps == depth - 1)
+    below = torch.where(is_below, pushed.gather(1, candidate), empty)
+    # Before step t: the word after those shifted so far (none past the last), what step
+    # t - 1 pushed, and what lay below it.
+    before = shifted - is_shift.long()
+    buffer_top = torch.where(
+        before < lengths.unsqueeze(1), words.gather(1, before.clamp(max=max_tokens - 1)), empty
+    )
+    top = torch.cat([empty, pushed[:, :-1]], dim=1)
+    second = torch.cat([empty, below[:, :-1]], dim=1)
+    tops = torch.stack([buffer_top, second, top], dim=2).transpose(0, 1).contiguous()
+    last = (is_step.sum(dim=1) - 1).clamp(min=0).unsqueeze(1)
+    final = torch.where(is_step[:, 0], pushed.gather(1, last).squeeze(1), base)
+    return tops, pushed.t().contiguous(), final
+
+
+class _Stack:
+    """What the loop asks of the stack's pointers (sorted rows; the first k run at step t)."""
+
+    # Rows the composition will see in the pass, and tracker steps of all sentences in all.
+    composed: int
+    steps: int
+    # (T, B) the transitions followed, when known before the first step (given ones).
+    followed: Optional[torch.Tensor] = None
+    # (T, B) the row each step pushed, when known before the first step.
+    pushed: Optional[torch.Tensor] = None
+
+    def tops(self, t: int, k: int) -> torch.Tensor:
+        raise NotImplementedError
+
+    def legality(self, k: int) -> Optional[Callable]:
+        return None
+
+    def reductions(
+        self, t: int, k: int, tops: torch.Tensor, action: torch.Tensor
+    ) -> Tuple[Optional[torch.Tensor], torch.Tensor, torch.Tensor]:
+        """(rows, children, written): which running rows are composed (None: all), the tape
+        rows of their left and right children (flat, left first) and the rows they write."""
+        raise NotImplementedError
+
+    def push(self, t: int, k: int, action: torch.Tensor, tops: torch.Tensor):
+        return None
+
+    def reorder(self, k: int, parents: torch.Tensor) -> None:
+        raise ValueError("a stack of given transitions cannot follow a beam")
+
+    def top(self) -> torch.Tensor:
+        raise NotImplementedError
+
+
+def _sorted_base(batch: PreparedBatch) -> torch.Tensor:
+    return torch.arange(batch.batch_size, device=batch.device) * batch.rows_per_sentence
+
+
+class _Planned(_Stack):
+    """The stack of given transitions, every pointer planned before the first step."""
+
+    def __init__(
+        self, batch: PreparedBatch, given: torch.Tensor, static: bool, running: List[int]
+    ) -> None:
+        base = _sorted_base(batch)
+        lengths = batch.lengths.index_select(0, batch.order)
+        self.all_tops, self.pushed, self.final = plan_stack(
+            given.t(), lengths, base, batch.max_tokens
+        )
+        self.followed = given
+        self.full = batch.batch_size
+        self.steps = sum(running)
+        total_steps = len(running)
+        first = base + 1 + batch.max_tokens
+        self.rows: Optional[List[torch.Tensor]] = None
+        if static:
+            children = self.all_tops[:, :, 1:].reshape(total_steps, -1)
+            written = first + torch.arange(total_steps, device=base.device).unsqueeze(1)
+            self.children, self.written = list(children.unbind()), list(written.unbind())
+            self.composed = self.steps
+            return
+        # Sparse: the running rows that REDUCE at each step, their children and rows: one
+        # host synchronisation here, none in the loop.
+        reduces = (given == REDUCE).nonzero()  # (t, row) pairs, by step
+        counts = torch.bincount(reduces[:, 0], minlength=total_steps).tolist()
+        self.composed = len(reduces)
+        step, row = reduces[:, 0], reduces[:, 1]
+        self.rows = list(row.split(counts))
+        children = self.all_tops[step, row, 1:].flatten()
+        self.children = list(children.split([2 * count for count in counts]))
+        self.written = list(first.index_select(0, row).add_(step).split(counts))
+
+    def tops(self, t: int, k: int) -> torch.Tensor:
+        return self.all_tops[t] if k == self.full else self.all_tops[t, :k]
+
+    def reductions(self, t, k, tops, action):
+        return None if self.rows is None else self.rows[t], self.children[t], self.written[t]
+
+    def top(self) -> torch.Tensor:
+        return self.final
+
+
+class _Pointers(_Stack):
+    """The stack of a policy that chooses as it goes. Row pointers per sorted sentence: the
+    stack (Q of Algorithm 1) in columns 0..N+1, item d (1 = bottom) at column d + 1 above two
+    columns pointing at the zero row, then the buffer: column N + 2 + j points at word j, or
+    at the zero row past the last word. The cursor holds, per sentence, the columns of the
+    buffer top, stack second and stack top: [N + 2 + words shifted, depth, depth + 1] (the
+    stack's two tops bottom first: a REDUCE's left and right child). An empty stack or buffer
+    thus reads the zero row without a test."""
+
+    def __init__(self, batch: PreparedBatch, static: bool, running: List[int]) -> None:
+        device, max_tokens = batch.device, batch.max_tokens
+        base = _sorted_base(batch).unsqueeze(1)
+        self.first_node = base.squeeze(1) + 1 + max_tokens
+        self.buffer_start = max_tokens + 2
+        lengths = batch.lengths.index_select(0, batch.order)
+        positions = torch.arange(max_tokens + 1, device=device)
+        self.pointers = torch.cat(
+            [
+                base.expand(-1, self.buffer_start),
+                torch.where(positions < lengths.unsqueeze(1), base + 1 + positions, base),
+            ],
+            dim=1,
+        )
+        self.cursor = (torch.arange(3, device=device) - 1).repeat(batch.batch_size, 1)
+        self.cursor[:, 0] = self.buffer_start
+        self.buffer_end = self.buffer_start + lengths
+        # How each move shifts the cursor, by action + 1: PAD (none), SHIFT, REDUCE.
+        self.moves = torch.zeros(3, 3, dtype=torch.long, device=device)
+        self.moves[1] = 1
+        self.moves[2, 1:] = -1
+        self.static = static
+        self.steps = sum(running)
+        # Any policy's tree over n words has n - 1 REDUCEs.
+        self.composed = self.steps if static else int((lengths - 1).clamp(min=0).sum())
+        self.new_rows = self.first_node
+
+    def tops(self, t: int, k: int) -> torch.Tensor:
+        return self.pointers[:k].gather(1, self.cursor[:k])
+
+    def legality(self, k: int) -> Callable:
+        columns, end = self.cursor[:k], self.buffer_end[:k]
+
+        def legality() -> Tuple[torch.Tensor, torch.Tensor]:
+            # Fewer than two items on the stack (stack top's column below 3); no word left
+            # (with a stack to reduce: a sentence that has ended must shift, and is masked).
+            must_shift = columns[:, 2] < 3
+            return must_shift, (columns[:, 0] >= end) & ~must_shift
+
+        return legality
+
+    def reductions(self, t, k, tops, action):
+        self.new_rows = self.first_node[:k] + t
+        if self.static:
+            return None, tops[:, 1:].flatten(), self.new_rows
+        rows = (action == REDUCE).nonzero().squeeze(1)
+        return rows, tops[:, 1:].index_select(0, rows).flatten(), self.new_rows[rows]
+
+    def push(self, t: int, k: int, action: torch.Tensor, tops: torch.Tensor) -> torch.Tensor:
+        # A sentence that has ended (PAD) pushes its top back where it is.
+        shifted = torch.where(action == SHIFT, tops[:, 0], tops[:, 2])
+        pushed = torch.where(action == REDUCE, self.new_rows, shifted)
+        columns = self.cursor[:k]
+        columns += self.moves.index_select(0, action + 1)
+        # The new stack top's column is where the pushed row goes.
+        self.pointers[:k].scatter_(1, columns[:, 2:], pushed.unsqueeze(1))
+        return pushed
+
+    def reorder(self, k: int, parents: torch.Tensor) -> None:
+        self.cursor[:k] = self.cursor[:k].index_select(0, parents)
+        self.pointers[:k] = self.pointers[:k].index_select(0, parents)
+
+    def top(self) -> torch.Tensor:
+        return self.pointers.gather(1, self.cursor[:, 2:]).squeeze(1)
 
 
 def _sorted_steps(per_step: Optional[torch.Tensor], order: torch.Tensor) -> Optional[torch.Tensor]:
@@ -187,26 +329,13 @@ def _running(per_step: Optional[torch.Tensor], t: Optional[int], k: int) -> Opti
     return per_step[:k] if t is None else per_step[t, :k]
 
 
-def _legality(columns: torch.Tensor, buffer_end: torch.Tensor) -> Callable:
-    # Fewer than two items on the stack (the stack top's column is below 3); no word left.
-    return lambda: (columns[:, 2] < 3, columns[:, 0] >= buffer_end)
-
-
 class _Untracked:
-    """A model without a tracker: a step reads only the children of the sentences that
-    REDUCE, and no parser speaks."""
+    """A model without a tracker: no tracker state, and no parser speaks."""
 
-    def __init__(self, tape: WriteOnceTape, node_dim: int) -> None:
-        self.tape = tape
-        self.node_dim = node_dim
-
-    def observe(self, read_rows: torch.Tensor, columns: torch.Tensor):
+    def observe(self, tops: torch.Tensor, stack: _Stack, k: int):
         return None, None, None
 
-    def children(self, read_rows: torch.Tensor, rows: Optional[torch.Tensor]) -> torch.Tensor:
-        return _children(self.tape, read_rows, rows, self.node_dim)
-
-    def pushed(self, push_rows: torch.Tensor, slots: torch.Tensor, t: int) -> None:
+    def pushed(self, pushed, stack: _Stack, t: int, k: int) -> None:
         pass
 
     def reorder(
@@ -226,16 +355,6 @@ def _first(state: Tuple[torch.Tensor, torch.Tensor], k: int):
     return state[0][:k], state[1][:k]
 
 
-def _children(
-    tape: WriteOnceTape, read_rows: torch.Tensor, rows: Optional[torch.Tensor], node_dim: int
-) -> torch.Tensor:
-    """Shape (r, 2, node_dim): [stack second, stack top] (left and right child) of the running
-    sentences ``rows`` (all if None)."""
-    if rows is not None:
-        read_rows = read_rows.index_select(0, rows)
-    return tape.read(read_rows[:, 1:].flatten()).view(-1, 2, node_dim)
-
-
 class _Tracked:
     """A model with a tracker (§3.3): every step, the buffer top, stack second and stack top of
     every running sentence feed the tracking LSTM (and the stack and buffer summaries, with
@@ -247,35 +366,29 @@ class _Tracked:
 
     The parser's logits are computed at each step when the policy reads them
     (``policy.needs_parser``), else once for every step after the last (one product instead
-    of one per step). ``steps``: the steps of all sentences in all."""
+    of one per step)."""
 
     def __init__(
-        self,
-        parts: SpinnParts,
-        batch: PreparedBatch,
-        tape: WriteOnceTape,
-        base: torch.Tensor,
-        lengths: torch.Tensor,
-        buffer_start: int,
-        steps: int,
-        policy: TransitionPolicy,
+        self, parts: SpinnParts, batch: PreparedBatch, stack: _Stack, policy: TransitionPolicy
     ) -> None:
         assert parts.tracker is not None
         self.parts = parts
         self.tracker = parts.tracker
-        self.tape = tape
+        self.tape = tape = batch.tape
         self.hidden = parts.compose.hidden
         self.hidden_dim = parts.compose.hidden_dim
-        self.node_dim = parts.node_dim
-        self.buffer_start = buffer_start
         self.state = self.tracker.initial_state(batch.batch_size, batch.inputs)
         self.classifier = self.tracker.transition_classifier
         self.step_logits = policy.needs_parser
         self.states: List[torch.Tensor] = []  # h of every step, when scored after the loop
-        # The words' tape rows (sorted blocks, mask order within a block) and, per tape row,
-        # the index of its word (the empty buffer's index for the zero rows).
-        word_rows = batch.word_rows()[batch.mask]
-        self.loop = self.tracker.loop(parts.parser_view(self.hidden(tape.read(word_rows))), steps)
+        # The words' tape rows (sorted blocks, mask order within a block; every position's
+        # with dense leaves) and, per tape row, the index of its word (the empty buffer's
+        # index for the zero rows).
+        word_rows = batch.word_rows()
+        word_rows = word_rows.flatten() if batch.dense else word_rows[batch.mask]
+        self.loop = self.tracker.loop(
+            parts.parser_view(self.hidden(tape.read(word_rows))), stack.steps
+        )
         self.word_index = torch.full(
             (tape.data.size(0),), self.loop.empty, dtype=torch.long, device=batch.device
         ).index_copy_(0, word_rows, torch.arange(word_rows.numel(), device=batch.device))
@@ -284,24 +397,25 @@ class _Tracked:
                 parts.summaries,
                 tape,
                 lambda nodes: parts.parser_view(self.hidden(nodes)),
-                base,
-                lengths,
-                batch.total_steps,
-                batch.inputs,
+                batch,
             )
             if parts.summaries is not None
             else None
         )
 
-    def observe(self, read_rows: torch.Tensor, columns: torch.Tensor):
-        k = read_rows.size(0)
+    def observe(self, tops: torch.Tensor, stack: _Stack, k: int):
         # h of [stack second, stack top].
-        stack = self.parts.parser_view(self.tape.read(read_rows[:, 1:].flatten(), self.hidden_dim))
+        rows = tops[:, 1:].flatten()
+        h = self.parts.parser_view(self.tape.read(rows, self.hidden_dim))
+        summaries = None
+        if self.summaries is not None:
+            assert isinstance(stack, _Pointers)
+            summaries = self.summaries.read(stack.cursor[:k], stack.buffer_start)
         self.state = self.loop(
-            self.word_index.index_select(0, read_rows[:, 0]),
-            stack.view(k, 2, self.hidden_dim),
+            self.word_index.index_select(0, tops[:, 0]),
+            h.view(k, 2, self.hidden_dim),
             _first(self.state, k),
-            None if self.summaries is None else self.summaries.read(columns, self.buffer_start),
+            summaries,
         )
         logits = None
         if self.classifier is not None:
@@ -312,9 +426,6 @@ class _Tracked:
         classifier = self.parts.type_classifier
         type_logits = classifier(self.state[0]) if classifier is not None else None
         return self.state[0], logits, type_logits
-
-    def children(self, read_rows: torch.Tensor, rows: Optional[torch.Tensor]) -> torch.Tensor:
-        return _children(self.tape, read_rows, rows, self.node_dim)
 
     def reorder(
         self, tracker_state: Optional[torch.Tensor], parents: torch.Tensor
@@ -327,10 +438,11 @@ class _Tracked:
             self.summaries.reorder(parents)
         return self.state[0]
 
-    def pushed(self, push_rows: torch.Tensor, slots: torch.Tensor, t: int) -> None:
+    def pushed(self, pushed, stack: _Stack, t: int, k: int) -> None:
         if self.summaries is not None:
-            nodes = self.parts.parser_view(self.hidden(self.tape.read(push_rows)))
-            self.summaries.push(nodes, slots, t)
+            assert isinstance(stack, _Pointers)
+            nodes = self.parts.parser_view(self.hidden(self.tape.read(pushed)))
+            self.summaries.push(nodes, stack.cursor[:k, 2], t)
 
     def logits_after_loop(self) -> List[torch.Tensor]:
         """The logits of every step not scored during the loop, in step order (as the
@@ -344,12 +456,21 @@ class _Tracked:
 class _Record:
     """What the steps did, in sorted order, and the output made from it."""
 
-    def __init__(
-        self, total_steps: int, batch_size: int, base: torch.Tensor, device: torch.device
-    ) -> None:
-        self.followed = torch.full((total_steps, batch_size), PAD, dtype=torch.long, device=device)
+    def __init__(self, batch: PreparedBatch, static: bool, stack: _Stack) -> None:
+        shape = (batch.total_steps, batch.batch_size)
+        device = batch.device
+        self.static = static
+        self.chosen = stack.followed is None
+        # (T, B): the moves followed and the row each step pushed (zero rows after the end).
+        self.followed = (
+            stack.followed
+            if stack.followed is not None
+            else torch.full(shape, PAD, dtype=torch.long, device=device)
+        )
+        self.pushed = stack.pushed
+        if self.pushed is None and batch.return_nodes:
+            self.pushed = _sorted_base(batch).repeat(batch.total_steps, 1)
         self.followed_types: Optional[torch.Tensor] = None
-        self.pushed = base.repeat(total_steps, 1)  # (T, B): the row each step pushed
         self.logits: List[torch.Tensor] = []
         self.type_logits: List[torch.Tensor] = []
         self.log_probs: List[torch.Tensor] = []
@@ -360,12 +481,15 @@ class _Record:
         t: int,
         k: int,
         choice: Choice,
-        push_rows: torch.Tensor,
+        action: torch.Tensor,
+        pushed: Optional[torch.Tensor],
         logits: Optional[torch.Tensor],
         type_logits: Optional[torch.Tensor],
     ) -> None:
-        self.followed[t, :k] = choice.action
-        self.pushed[t, :k] = push_rows
+        if self.chosen:
+            self.followed[t, :k] = action
+            if self.pushed is not None and pushed is not None:
+                self.pushed[t, :k] = pushed
         if logits is not None:
             self.logits.append(logits)
         if type_logits is not None:
@@ -373,7 +497,7 @@ class _Record:
         if choice.types is not None:
             if self.followed_types is None:
                 self.followed_types = torch.full_like(self.followed, PAD)
-            self.followed_types[t, :k] = torch.where(choice.action == REDUCE, choice.types, PAD)
+            self.followed_types[t, :k] = torch.where(action == REDUCE, choice.types, PAD)
         if choice.log_prob is not None:
             self.log_probs.append(choice.log_prob)
         if choice.entropy is not None:
@@ -384,7 +508,8 @@ class _Record:
         moves and pushed rows follow: the logits and log-probabilities recorded per step stay
         where they were computed (a beam's searching pass reads only its transitions)."""
         self.followed[:t, :k] = self.followed[:t, :k].index_select(1, parents)
-        self.pushed[:t, :k] = self.pushed[:t, :k].index_select(1, parents)
+        if self.pushed is not None:
+            self.pushed[:t, :k] = self.pushed[:t, :k].index_select(1, parents)
         if self.followed_types is not None:
             self.followed_types[:t, :k] = self.followed_types[:t, :k].index_select(1, parents)
 
@@ -398,37 +523,52 @@ class _Record:
     ) -> SpinnOutput:
         rank = batch.rank
         hidden = parts.compose.hidden
+
+        def unsorted(per_step: List[torch.Tensor]) -> Optional[torch.Tensor]:
+            return _unsort_steps(per_step, active, rank, self.static)
+
         output = SpinnOutput(
             sentence=hidden(top),
             transitions=self.followed.t().index_select(0, rank),
-            transition_logits=_unsort_steps(self.logits, active, rank),
+            transition_logits=unsorted(self.logits),
             mode=policy.mode,
-            reduce_type_logits=_unsort_steps(self.type_logits, active, rank),
-            action_log_probs=_unsort_steps(self.log_probs, active, rank),
-            action_entropy=_unsort_steps(self.entropy, active, rank),
+            reduce_type_logits=unsorted(self.type_logits),
+            action_log_probs=unsorted(self.log_probs),
+            action_entropy=unsorted(self.entropy),
         )
         if parts.type_embedding is not None and self.followed_types is not None:
             output.reduce_types = self.followed_types.t().index_select(0, rank)
         if batch.return_nodes:
-            nodes = batch.tape.read(self.pushed.t().index_select(0, rank).flatten())
+            assert self.pushed is not None
+            pushed = self.pushed
+            if self.static and self.chosen:
+                # Steps after a sentence's end pushed its top back: their nodes are zeros.
+                pushed = torch.where(active, pushed, _sorted_base(batch))
+            nodes = batch.tape.read(pushed.t().index_select(0, rank).flatten())
             output.node_states = nodes.view(batch.batch_size, batch.total_steps, parts.node_dim)
             output.node_hidden = hidden(output.node_states)
         return output
 
 
 def _unsort_steps(
-    per_step: List[torch.Tensor], active: torch.Tensor, rank: torch.Tensor
+    per_step: List[torch.Tensor], active: torch.Tensor, rank: torch.Tensor, static: bool
 ) -> Optional[torch.Tensor]:
-    """(B, T, ...) from one (running[t], ...) tensor per step in sorted row order; zeros where
-    a sentence had ended; None for no steps recorded. ``active``: (T, B) bool in sorted order;
-    ``rank``: (B,)."""
+    """(B, T, ...) from the values of every step, in sorted row order: one (running[t], ...)
+    tensor per step, or all of them in one; zeros where a sentence had ended; None for no
+    steps recorded. ``active``: (T, B) bool in sorted order; ``rank``: (B,)."""
     if not per_step:
         return None
     values = torch.cat(per_step)
     num_steps, batch_size = active.shape
-    where = active.flatten().nonzero().squeeze(1)
-    full = values.new_zeros((num_steps * batch_size,) + values.shape[1:])
-    full = full.index_copy(0, where, values).view((num_steps, batch_size) + values.shape[1:])
+    shape = (num_steps, batch_size) + values.shape[1:]
+    if static:
+        # Every step recorded all B rows: masked, with no index of data-dependent size.
+        where = active.view(active.shape + (1,) * (values.dim() - 1))
+        full = torch.where(where, values.view(shape), 0)
+    else:
+        index = active.flatten().nonzero().squeeze(1)
+        full = values.new_zeros((num_steps * batch_size,) + values.shape[1:])
+        full = full.index_copy(0, index, values).view(shape)
     return full.transpose(0, 1).index_select(0, rank)
 
 
@@ -445,27 +585,25 @@ class _SummaryState:
         summaries: Summaries,
         tape: WriteOnceTape,
         hidden: Callable[[torch.Tensor], torch.Tensor],
-        base: torch.Tensor,
-        lengths: torch.Tensor,
-        total_steps: int,
-        like: torch.Tensor,
+        batch: PreparedBatch,
     ) -> None:
-        batch_size = base.size(0)
-        max_tokens = int(lengths.max()) if batch_size else 0
-        device = base.device
+        batch_size, max_tokens, total_steps = batch.batch_size, batch.max_tokens, batch.total_steps
+        device = batch.device
+        base = _sorted_base(batch)
+        lengths = batch.lengths.index_select(0, batch.order)
         self.summaries = summaries
         positions = torch.arange(max_tokens, device=device)
-        # Rows of real words only (padding words were never written): the zero row elsewhere.
+        # Rows of real words only (padding words may be unwritten): the zero row elsewhere.
         word_rows = torch.where(
             positions < lengths.unsqueeze(1), base.unsqueeze(1) + 1 + positions, base.unsqueeze(1)
         )
         words = hidden(tape.read(word_rows.flatten())).view(batch_size, max_tokens, -1)
-        self.buffer = summaries.remaining(words, lengths)  # (B, N + 1, S)
+        self.buffer = summaries.remaining(words, lengths, packed=not batch.dense)  # (B, N + 1, S)
         self.base = torch.arange(batch_size, device=device) * (1 + total_steps)
         self.tape = WriteOnceTape(
             batch_size * (1 + total_steps),
             2 * summaries.summary_dim,
-            like=like,
+            like=batch.inputs,
             zero_rows=self.base,
         )
         self.pointers = self.base.unsqueeze(1).repeat(1, max_tokens + 2)
