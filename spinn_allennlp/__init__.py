@@ -21,7 +21,7 @@ import importlib.machinery
 import importlib.util
 import sys
 from types import ModuleType
-from typing import Optional, Sequence
+from typing import Any, Optional, Sequence
 
 from spinn_allennlp.dependency_warnings import hide_dependency_warnings
 
@@ -71,8 +71,8 @@ class RegisterWhenAllenNLPLoads(importlib.abc.MetaPathFinder):
 
 class WatchingLoader(importlib.abc.Loader):
     """A module's own loader, with `RegisterWhenAllenNLPLoads` told when its execution starts
-    and ends. The module is left as if loaded by its own loader alone (`__loader__`,
-    `__spec__.loader`)."""
+    and ends; every other attribute is the own loader's. The module is left as if loaded by its
+    own loader alone (`__loader__`, `__spec__.loader`)."""
 
     def __init__(self, loader: importlib.abc.Loader, finder: RegisterWhenAllenNLPLoads) -> None:
         self.loader = loader
@@ -80,6 +80,13 @@ class WatchingLoader(importlib.abc.Loader):
 
     def create_module(self, spec: importlib.machinery.ModuleSpec) -> Optional[ModuleType]:
         return self.loader.create_module(spec)
+
+    def __getattr__(self, name: str) -> Any:
+        # Whatever else the module's own loader offers (`get_code`, which `python -m` asks for,
+        # `get_source`, `is_package`, `get_data`, ...) is that loader's.
+        if name == "loader":  # not set yet (e.g. while unpickling): no recursion
+            raise AttributeError(name)
+        return getattr(self.loader, name)
 
     def exec_module(self, module: ModuleType) -> None:
         module.__loader__ = self.loader

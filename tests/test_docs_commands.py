@@ -3,8 +3,12 @@ repository, make targets, script options, registered predictors. (Running them v
 hours of training; what is checked here is what goes stale when code moves. docs/testing.md says
 which commands were also run verbatim, and with what output.)"""
 
+import os
 import re
 import shlex
+import subprocess
+import sys
+from pathlib import Path
 from typing import List, Tuple
 
 import pytest
@@ -136,3 +140,79 @@ def test_no_document_or_source_names_a_path_of_the_machine_it_was_made_on():
         if MACHINE_PATHS.search(line)
     ]
     assert not found, "\n".join(found)
+
+
+# Every `python -m MODULE` and console command that the documents name, and how it runs
+# here: a server with `--help` (it would serve until stopped), the rest as written, in a scratch
+# directory. A module named in a document but missing here fails the test, so a new command
+# gets run too.
+MODULE = re.compile(r"python3? -m ([\w.]+)")
+CONSOLE_SCRIPTS = dict(
+    re.findall(r'"([\w-]+)=([\w.]+):\w+"', (PROJECT_ROOT / "setup.py").read_text())
+)
+# The README's own predictions.jsonl line (the full SPINN's output): a real input for the page.
+README_PREDICTION = re.search(
+    r"```json\n(\{.*?\})\n```", (PROJECT_ROOT / "README.md").read_text(), flags=re.S
+)
+HOW_TO_RUN = {
+    "spinn_allennlp.demo": ["--help"],
+    "spinn-demo": ["--help"],
+    "spinn_allennlp.demo.static": ["predictions.jsonl", "-o", "predictions.html"],
+    # pytest's own module, in benchmarks/README: what it runs there, collected from the checkout.
+    "pytest": [
+        str(PROJECT_ROOT / "tests" / "core"),
+        "-q",
+        "--collect-only",
+        "-p",
+        "no:cacheprovider",
+    ],
+}
+
+
+def documented_commands() -> List[Tuple[str, str]]:
+    """(where, module or console command) for each one the user's documents (the results pages
+    aside: they record how runs were made) name, in prose or code."""
+    found = set()
+    for document in (document for document in DOCUMENTS if document not in RESULTS_PAGES):
+        text = document.read_text()
+        where = document.relative_to(PROJECT_ROOT).as_posix()
+        found.update((where, module) for module in MODULE.findall(text))
+        found.update(
+            (where, script)
+            for script in CONSOLE_SCRIPTS
+            if re.search(rf"(?<![\w/-]){re.escape(script)}(?![\w-])", text)
+        )
+    return sorted(found)
+
+
+DOCUMENTED = documented_commands()
+
+
+def test_the_documents_name_the_demo_commands():
+    named = {command for _, command in DOCUMENTED}
+    assert {"spinn_allennlp.demo", "spinn_allennlp.demo.static", "spinn-demo"} <= named
+
+
+@pytest.mark.parametrize("where, command", DOCUMENTED, ids=[c for _, c in DOCUMENTED])
+def test_every_documented_module_and_console_command_runs(where, command, tmp_path):
+    assert command in HOW_TO_RUN, f"{where} names `{command}`: say in HOW_TO_RUN how to run it"
+    if command in CONSOLE_SCRIPTS:
+        program = [str(Path(sys.executable).parent / command)]
+    else:
+        program = [sys.executable, "-m", command]
+    assert README_PREDICTION, "the README shows no predictions.jsonl line"
+    (tmp_path / "predictions.jsonl").write_text(README_PREDICTION.group(1) + "\n")
+    result = subprocess.run(
+        program + HOW_TO_RUN[command],
+        cwd=tmp_path,
+        env={**os.environ, "OMP_NUM_THREADS": "1"},
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert result.returncode == 0, f"{where}: `{command}` failed:\n{result.stderr[-3000:]}"
+    if HOW_TO_RUN[command] == ["--help"]:
+        assert result.stdout.startswith("usage:"), result.stdout
+    if command == "spinn_allennlp.demo.static":
+        page = (tmp_path / "predictions.html").read_text()
+        assert page.count("<svg") == 2 and "Animals" in page  # both trees, the hypothesis's words
