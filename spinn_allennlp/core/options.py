@@ -29,8 +29,11 @@ def check_options(
     parser_temperature: float = 1.0,
     strength_entropy_weight: float = 0.0,
     gumbel_straight_through: bool = False,
+    has_own_parser: bool = False,
 ) -> None:
-    """Raises ValueError for settings that cannot work together, naming the one to change."""
+    """Raises ValueError for settings that cannot work together, naming the one to change.
+    ``has_own_parser``: the encoder has a parser with a network of its own (its ``parser``
+    block), which chooses the trees instead of ``predict_transitions``."""
     if input_dim < 1 or hidden_dim < 1:
         raise ValueError(
             f"input_dim and hidden_dim must be positive, got {input_dim}, {hidden_dim}"
@@ -52,14 +55,23 @@ def check_options(
     for what, asked in needs_tracker.items():
         if asked and tracking_dim <= 0:
             raise ValueError(f"{what} needs a tracking LSTM: set tracking_dim > 0")
+    if has_own_parser:
+        own_parser_excludes = {
+            "predict_transitions=true (the parser block is the parser)": predict_transitions,
+            "soft_stack=true (the parser block drives a discrete stack)": soft_stack,
+            "reduce_types > 0 (the parser block predicts no REDUCE types)": reduce_types > 0,
+        }
+        for what, asked in own_parser_excludes.items():
+            if asked:
+                raise ValueError(f"a parser block does not go with {what}: leave it out")
     needs_parser = {
         "transition_loss_weight": transition_loss_weight != 0,
         "self_transition_prob > 0": self_transition_prob > 0,
         "soft_stack=true": soft_stack,
     }
     for what, asked in needs_parser.items():
-        if asked and not predict_transitions:
-            raise ValueError(f"{what} needs predict_transitions=true (a parser)")
+        if asked and not (predict_transitions or has_own_parser):
+            raise ValueError(f"{what} needs predict_transitions=true or a parser block")
     if parser_temperature <= 0:
         raise ValueError(f"parser_temperature must be positive, got {parser_temperature}")
     if strength_entropy_weight and not soft_stack:

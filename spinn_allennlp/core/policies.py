@@ -138,6 +138,9 @@ class TransitionPolicy:
     # generator included): no Python state carried from call to call, so a CUDA graph of a
     # pass can replay it (``graphs.py``).
     replayable: bool = True
+    # The pass is run for the parser's scores of its moves alone (PPO's further updates): what
+    # only the sentence vectors need (a separate composition) may be skipped.
+    rescores_only: bool = False
 
     def choose(self, step: Step) -> Choice:
         raise NotImplementedError(f"{type(self).__name__} does not drive a discrete stack")
@@ -349,6 +352,7 @@ class Replayed(_Tempered):
 
     mode = Mode.SAMPLED
     learns_from_task = True
+    rescores_only = True
     replayable = False
 
     def __init__(self, draws: Sequence[torch.Tensor], temperature: float = 1.0) -> None:

@@ -1,3 +1,4 @@
+import math
 from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 import torch
@@ -26,7 +27,7 @@ Rerun = Callable[[TransitionPolicy], Tuple[torch.Tensor, Sequence[Optional[Spinn
 RerunLogits = Rerun
 
 
-class PolicyGradient(FromParams):
+class PolicyGradient(torch.nn.Module, FromParams):
     """Trains a tree encoder's parser from the task's loss alone (latent trees), by REINFORCE
     with a self-critical baseline (Rennie et al. 2017; as Havrylov et al. 2019 on ListOps),
     optionally followed by PPO's clipped updates on the same trees.
@@ -73,8 +74,19 @@ class PolicyGradient(FromParams):
         The weight of the entropy bonus (mean over the batch of each tree's summed entropy).
     temperature : `float`, optional (default = `1.0`)
         Sample from the parser's softmax at this temperature.
-    normalize_advantage : `bool`, optional (default = `True`)
+    normalize_advantage : `bool`, optional (default = `True` without `running_std`)
         Divide the advantages by their standard deviation over the batch.
+    running_std : `float`, optional (default = `0.0`)
+        Above 0: divide the advantages instead by a running standard deviation, at least 1:
+        the square root of a running mean of each batch's advantage variance, with this
+        decay (Havrylov et al. 2019: 0.9, starting from 1). Unlike the batch's, it does not
+        blow up a batch whose trees all earned nearly the same. Kept in the model's state,
+        so `--recover` resumes it. Not with `normalize_advantage: true`.
+    normalized_entropy : `bool`, optional (default = `False`)
+        The entropy bonus on each tree's mean entropy per free choice, in units of its
+        maximum (log 2 for SHIFT or REDUCE; steps with one legal move do not count), as
+        Havrylov et al. normalise theirs, instead of its entropy summed over steps. (Their
+        weight, 1e-4, is for this normalised entropy.)
     updates_per_batch : `int`, optional (default = `1`)
         How many times the parser is updated on each batch's trees: 1 is REINFORCE alone;
         more adds PPO's clipped updates (needs the trainer callback `parser_updates`).
@@ -87,17 +99,30 @@ class PolicyGradient(FromParams):
         self-critical), `"leave_one_out"` or `"best_draw"` (both need `draws` > 1).
     """
 
+    # With `running_std`: the running variance of the advantages (a buffer).
+    advantage_variance: torch.Tensor
+
     def __init__(
         self,
         weight: float = 1.0,
         entropy_weight: float = 1e-4,
         temperature: float = 1.0,
-        normalize_advantage: bool = True,
+        normalize_advantage: Optional[bool] = None,
         updates_per_batch: int = 1,
         clip: float = 0.2,
         draws: int = 1,
         baseline: str = "greedy",
+        running_std: float = 0.0,
+        normalized_entropy: bool = False,
     ) -> None:
+        super().__init__()
+        if not 0.0 <= running_std < 1.0:
+            raise ConfigurationError(f"running_std is a decay in [0, 1), got {running_std}")
+        if running_std and normalize_advantage:
+            raise ConfigurationError(
+                "normalize_advantage (by the batch's standard deviation) and running_std (by a "
+                "running one) are two ways to scale the advantages: choose one"
+            )
         if updates_per_batch < 1:
             raise ConfigurationError(
                 f"updates_per_batch must be at least 1, got {updates_per_batch}"
@@ -121,7 +146,14 @@ class PolicyGradient(FromParams):
         self.weight = weight
         self.entropy_weight = entropy_weight
         self.temperature = temperature
-        self.normalize_advantage = normalize_advantage
+        self.normalize_advantage = (
+            normalize_advantage if normalize_advantage is not None else not running_std
+        )
+        self.running_std = running_std
+        self.normalized_entropy = normalized_entropy
+        if running_std:
+            # The running variance of the advantages (a buffer: saved with the model).
+            self.register_buffer("advantage_variance", torch.ones(()))
         self.updates_per_batch = updates_per_batch
         self.clip = clip
         self.draws = draws
@@ -152,7 +184,7 @@ class PolicyGradient(FromParams):
         the model's (B,) losses and encoder outputs with trees chosen by `policy`, called once
         with the greedy policy, without gradients, for the baseline, and by PPO's further
         updates (:meth:`take_update`) with the sampled trees replayed."""
-        scored = tree_scores(trees)
+        scored = tree_scores(trees, self.normalized_entropy)
         if scored is None:
             return task_losses.sum() * 0.0
         log_probs, entropy = scored
@@ -165,19 +197,29 @@ class PolicyGradient(FromParams):
             return self.weight * self._many_draws_loss(task_losses, log_probs, entropy, rerun)
         with torch.no_grad():
             baseline = rerun(Greedy())[0]
+        advantage = self._scaled(advantages(-task_losses, -baseline, self.normalize_advantage))
+        # REINFORCE's surrogate on advantages already scaled (`core.supervision`).
         surrogate = policy_gradient_loss(
             log_probs,
-            reward=-task_losses.detach(),
-            baseline=-baseline,
+            reward=advantage,
+            baseline=torch.zeros_like(advantage),
             entropy=entropy,
             entropy_weight=self.entropy_weight,
-            normalize=self.normalize_advantage,
+            normalize=False,
         )
         if self.updates_per_batch > 1:
-            self._keep_update(
-                log_probs, advantages(-task_losses, -baseline, self.normalize_advantage), rerun
-            )
+            self._keep_update(log_probs, advantage, rerun)
         return self.weight * surrogate
+
+    def _scaled(self, advantage: torch.Tensor) -> torch.Tensor:
+        """`advantage` divided by the running standard deviation (at least 1), after folding
+        this batch's variance into it, with `running_std`; as it is otherwise. Only while
+        training: an evaluation pass never gets here."""
+        if not self.running_std or advantage.numel() < 2:
+            return advantage
+        variance = self.advantage_variance
+        variance.mul_(self.running_std).add_((1.0 - self.running_std) * advantage.var())
+        return advantage / variance.sqrt().clamp(min=1.0)
 
     def classifier_loss(
         self,
@@ -217,7 +259,7 @@ class PolicyGradient(FromParams):
         rewards, all_log_probs, entropies = [-task_losses.detach()], [log_probs], [entropy]
         for _ in range(self.draws - 1):
             losses, trees = rerun(self.sampling)
-            scored = tree_scores(trees)
+            scored = tree_scores(trees, self.normalized_entropy)
             assert scored is not None  # the same encoder that sampled the first draw
             rewards.append(-losses.detach())
             all_log_probs.append(scored[0])
@@ -229,6 +271,7 @@ class PolicyGradient(FromParams):
             advantage = advantages(reward, greedy.expand_as(reward), self.normalize_advantage)
         else:
             advantage = draw_advantages(reward, self.baseline, self.normalize_advantage)
+        advantage = self._scaled(advantage)
         loss = -(advantage * torch.stack(all_log_probs)).mean()
         if self.entropy_weight:
             loss = loss - self.entropy_weight * torch.stack(entropies).mean()
@@ -296,7 +339,7 @@ class ParserUpdate:
         """The clipped surrogate (times the policy gradient's weight) of one further update."""
         owner = self.owner
         _, trees = self.rerun(Replayed(self.draws, owner.temperature))
-        scored = tree_scores(trees)
+        scored = tree_scores(trees, owner.normalized_entropy)
         assert scored is not None  # the same encoder that sampled these trees
         log_probs, entropy = scored
         with torch.no_grad():
@@ -315,17 +358,24 @@ class ParserUpdate:
 
 
 def tree_scores(
-    trees: Sequence[Optional[SpinnOutput]],
+    trees: Sequence[Optional[SpinnOutput]], normalized_entropy: bool = False
 ) -> Optional[Tuple[torch.Tensor, torch.Tensor]]:
     """(B,) each example's log-probability of its trees (summed over steps and over the
-    sentences of an example: a pair's two trees count together) and their summed entropy;
-    None when no output carries them (an encoder without a sampling parser)."""
+    sentences of an example: a pair's two trees count together) and their summed entropy
+    (with `normalized_entropy`, each tree's mean entropy per free choice over log 2, summed
+    over an example's trees); None when no output carries them (an encoder without a
+    sampling parser)."""
     log_probs, entropy = [], []
     for tree in trees:
         if tree is not None and tree.action_log_probs is not None:
             assert tree.action_entropy is not None  # a sampling policy reports both
             log_probs.append(tree.action_log_probs.sum(dim=1))
-            entropy.append(tree.action_entropy.sum(dim=1))
+            if normalized_entropy:
+                # A step with one legal move has a distribution of entropy exactly 0.
+                free = (tree.action_entropy > 0).sum(dim=1).clamp(min=1)
+                entropy.append(tree.action_entropy.sum(dim=1) / (free * math.log(2.0)))
+            else:
+                entropy.append(tree.action_entropy.sum(dim=1))
     if not log_probs:
         return None
     return torch.stack(log_probs).sum(dim=0), torch.stack(entropy).sum(dim=0)

@@ -1,13 +1,15 @@
 import contextlib
 import dataclasses
 import logging
-from typing import Dict, Optional
+from typing import Dict, List, Optional
 
 import torch
+from allennlp.data import Vocabulary
 from allennlp.modules.seq2vec_encoders import Seq2VecEncoder
 
 from spinn_allennlp.core.options import check_options
 from spinn_allennlp.core.output import SpinnOutput
+from spinn_allennlp.core.parser_network import ParserNetwork
 from spinn_allennlp.core.policies import (
     BeamSearch,
     Given,
@@ -25,6 +27,7 @@ from spinn_allennlp.core.supervision import (
     transition_loss,
 )
 from spinn_allennlp.modules.input_checks import word_mask
+from spinn_allennlp.modules.own_parser import OwnParser
 from spinn_allennlp.modules.tree_encoder import (
     TreeEncoder,
     given_trees,
@@ -168,6 +171,14 @@ class SpinnEncoder(TreeEncoder):
         affected, so a trained model can be evaluated with a beam by overriding it:
         `allennlp evaluate ... --overrides '{"model.encoder.beam_size": 4}'` (for `spinn_nli`
         and `spinn_classifier`, whose encoder is `model.encoder`).
+    parser : `OwnParser`, optional (default = `None`)
+        A parser with a network of its own (`modules/own_parser.py`): it chooses the trees
+        (as `predict_transitions` would, which stays false), and the encoder's own layers are
+        the task's composition alone, following its trees: level by level for SPINN-PI-NT.
+        Its parameters are `parser_parameters()` (`_encoder.parser.` in a model's parameter
+        names).
+    vocab : `Vocabulary`, optional (default = `None`)
+        Given by AllenNLP; read only by a `parser` with embeddings of its own (their size).
     mixed_precision : `str`, optional (default = `None`)
         `"bf16"`: the encoder's passes run under `torch.autocast` with bfloat16, in training and
         evaluation: matrix products take bf16 operands (8 significant bits) and add up in
@@ -202,14 +213,16 @@ class SpinnEncoder(TreeEncoder):
         composition_reads_tracker: bool = True,
         parser_trains_nodes: bool = True,
         beam_size: int = 1,
+        parser: Optional[OwnParser] = None,
+        vocab: Optional[Vocabulary] = None,
     ) -> None:
         super().__init__()
         if beam_size < 1:
             raise ValueError(f"beam_size must be at least 1, got {beam_size}")
-        if beam_size > 1 and not predict_transitions:
+        if beam_size > 1 and not (predict_transitions or parser):
             raise ValueError(
                 "beam_size > 1 searches over the parser's transitions: it needs "
-                "predict_transitions=true"
+                "predict_transitions=true or a parser"
             )
         if mixed_precision not in MIXED_PRECISION:
             raise ValueError(
@@ -232,7 +245,9 @@ class SpinnEncoder(TreeEncoder):
             parser_temperature=parser_temperature,
             strength_entropy_weight=strength_entropy_weight,
             gumbel_straight_through=gumbel_straight_through,
+            has_own_parser=parser is not None,
         )
+        self.parser = _parser_network(parser, input_dim, vocab) if parser is not None else None
         self.spinn = Spinn(
             input_dim=input_dim,
             hidden_dim=hidden_dim,
@@ -265,17 +280,31 @@ class SpinnEncoder(TreeEncoder):
 
     @property
     def has_parser(self) -> bool:
-        return self.spinn.has_parser
+        return self.parser is not None or self.spinn.has_parser
+
+    @property
+    def parser_reads_token_ids(self) -> bool:
+        """Whether the parser embeds token ids of its own (a `parser` block with
+        `embedding_dim`): `encode` then needs `parser_tokens`."""
+        return self.parser is not None and self.parser.reads_token_ids
+
+    def parser_parameters(self) -> List[torch.nn.Parameter]:
+        """The parser's parameters: the whole `parser` network when there is one, else
+        `Spinn.parser_parameters()` (the tracker with its classifiers; none without a
+        parser). What PPO's further updates move and `parser_warmup` freezes."""
+        if self.parser is not None:
+            return list(self.parser.parameters())
+        return self.spinn.parser_parameters()
 
     @property
     def parser_frozen(self) -> bool:
-        """Whether the parser's parameters (`Spinn.parser_parameters()`) are frozen
-        (`requires_grad` off): set by the `parser_warmup` callback, or by hand."""
-        return not any(p.requires_grad for p in self.spinn.parser_parameters())
+        """Whether the parser's parameters (`parser_parameters()`) are frozen (`requires_grad`
+        off): set by the `parser_warmup` callback, or by hand."""
+        return not any(p.requires_grad for p in self.parser_parameters())
 
     @parser_frozen.setter
     def parser_frozen(self, frozen: float) -> None:
-        for parameter in self.spinn.parser_parameters():
+        for parameter in self.parser_parameters():
             parameter.requires_grad_(not frozen)
 
     @property
@@ -323,13 +352,21 @@ class SpinnEncoder(TreeEncoder):
         return_nodes: bool = False,
         reduce_types: Optional[torch.Tensor] = None,
         policy: Optional[TransitionPolicy] = None,
+        parser_tokens: Optional[torch.Tensor] = None,
     ) -> SpinnOutput:
         """The whole `SpinnOutput` of a pass: the sentence vectors, the transitions followed,
         the parser's logits (with a parser) and, with `return_nodes`, every node's state.
         `policy` overrides the encoder's own choice of transitions (`core/policies.py`), e.g.
         `Sampled()` while a latent parser trains by REINFORCE. Training the parser is the
-        caller's job here (see `transition_loss_weight`)."""
+        caller's job here (see `transition_loss_weight`). `parser_tokens`: (batch_size,
+        num_tokens) token ids, for a `parser` with embeddings of its own."""
         mask = word_mask(self, inputs, mask)
+        if self.parser_reads_token_ids and parser_tokens is None:
+            raise ValueError(
+                "this encoder's parser embeds token ids of its own (parser.embedding_dim > 0): "
+                "pass parser_tokens (the models spinn_classifier and spinn_nli do), or set "
+                "parser.embedding_dim to 0 to let it read the word vectors"
+            )
         transitions = given_trees(transitions)
         if transitions is not None and not self.has_parser:
             # Sentences without a tree in a batch with trees: the balanced default tree.
@@ -352,14 +389,23 @@ class SpinnEncoder(TreeEncoder):
                     return_nodes,
                     None if reduce_types is None else reduce_types[have],
                     policy,
+                    None if parser_tokens is None else parser_tokens[have],
                 ),
                 self._encode(
-                    inputs[missing], mask[missing], None, return_nodes, None, self.policy(False)
+                    inputs[missing],
+                    mask[missing],
+                    None,
+                    return_nodes,
+                    None,
+                    self.policy(False),
+                    None if parser_tokens is None else parser_tokens[missing],
                 ),
             ]
             output = merge_rows(outputs, rows, inputs.size(0))
         else:
-            output = self._encode(inputs, mask, transitions, return_nodes, reduce_types, policy)
+            output = self._encode(
+                inputs, mask, transitions, return_nodes, reduce_types, policy, parser_tokens
+            )
         if self.training and transitions is None and not self.has_parser:
             self._report_default_trees()
         if self.training and output.transition_logits is not None:
@@ -381,21 +427,62 @@ class SpinnEncoder(TreeEncoder):
         return_nodes: bool,
         reduce_types: Optional[torch.Tensor],
         policy: TransitionPolicy,
+        parser_tokens: Optional[torch.Tensor] = None,
     ) -> SpinnOutput:
+        # Only a policy that reads given transitions gets them: the soft stack follows its own
+        # parser (given transitions only train and score it).
+        followed = transitions if policy.follows_given or policy.needs_given else None
         with self._autocast(inputs.device):
-            output = self.spinn(
-                inputs,
-                mask,
-                # Only a policy that reads given transitions gets them: the soft stack follows
-                # its own parser (given transitions only train and score it).
-                transitions if policy.follows_given or policy.needs_given else None,
-                return_nodes=return_nodes,
-                reduce_types=reduce_types if self.num_reduce_types else None,
-                policy=policy,
-            )
+            if self.parser is not None:
+                output = self._parse_then_compose(
+                    inputs, mask, followed, return_nodes, policy, parser_tokens
+                )
+            else:
+                output = self.spinn(
+                    inputs,
+                    mask,
+                    followed,
+                    return_nodes=return_nodes,
+                    reduce_types=reduce_types if self.num_reduce_types else None,
+                    policy=policy,
+                )
         if self.mixed_precision is not None:
             output = _float32_outputs(output)
         return output
+
+    def _parse_then_compose(
+        self,
+        inputs: torch.Tensor,
+        mask: torch.Tensor,
+        transitions: Optional[torch.Tensor],
+        return_nodes: bool,
+        policy: TransitionPolicy,
+        parser_tokens: Optional[torch.Tensor],
+    ) -> SpinnOutput:
+        """With a parser of its own: the parser runs `policy` on its own inputs, then the
+        composition follows the transitions it took as given trees. The output is the
+        composition's, with the parser's scores of its moves."""
+        assert self.parser is not None
+        words = parser_tokens if self.parser.reads_token_ids else inputs.detach()
+        parsed = self.parser(words, mask, transitions, policy)
+        if policy.rescores_only:
+            # PPO's further updates read the parser's scores of moves already taken, not the
+            # sentence vectors: the composition is not run.
+            composed = SpinnOutput(
+                inputs.new_zeros(inputs.size(0), self.get_output_dim()), parsed.transitions
+            )
+        else:
+            composed = self.spinn(
+                inputs, mask, parsed.transitions, return_nodes=return_nodes, policy=Given()
+            )
+        return dataclasses.replace(
+            composed,
+            mode=parsed.mode,
+            transition_logits=parsed.transition_logits,
+            action_log_probs=parsed.action_log_probs,
+            action_entropy=parsed.action_entropy,
+            beam_log_probs=parsed.beam_log_probs,
+        )
 
     def _autocast(self, device: torch.device):
         dtype = MIXED_PRECISION[self.mixed_precision]
@@ -422,6 +509,11 @@ class SpinnEncoder(TreeEncoder):
             return attach_loss(output.sentence, loss)
         return output.sentence
 
+    def _parser_classifier(self) -> Optional[torch.nn.Linear]:
+        """The layer that scores SHIFT and REDUCE, whichever network holds it."""
+        tracker = self.parser.spinn.tracker if self.parser is not None else self.spinn.tracker
+        return tracker.transition_classifier if tracker is not None else None
+
     def _report_default_trees(self) -> None:
         """Says once that the encoder composes over balanced trees, and how to give it real
         ones."""
@@ -443,14 +535,13 @@ class SpinnEncoder(TreeEncoder):
         picks trees with an untrained argmax. A frozen parser (its classifier's
         ``requires_grad`` off, e.g. one trained elsewhere) is left alone: no gradient can
         reach it, and none is meant to."""
-        tracker = self.spinn.tracker
-        if tracker is not None and tracker.transition_classifier is not None:
-            if not tracker.transition_classifier.weight.requires_grad:
-                return
+        classifier = self._parser_classifier()
+        assert classifier is not None  # called only with a parser
+        if not classifier.weight.requires_grad:
+            return
         self._training_passes += 1
-        if self._training_passes == 1 and tracker is not None:
-            assert tracker.transition_classifier is not None  # called only with a parser
-            self._parser_probe.watch(tracker.transition_classifier.weight)
+        if self._training_passes == 1:
+            self._parser_probe.watch(classifier.weight)
         if self._parser_probe.reached or self._training_passes > UNTRAINED_PARSER_BATCHES:
             self._parser_probe.release()  # the answer is known: no hook left on the weights
         if not has_gold and self._training_passes == 1:
@@ -472,3 +563,26 @@ class SpinnEncoder(TreeEncoder):
                 "train it (soft_stack, or the model's policy_gradient).",
                 UNTRAINED_PARSER_BATCHES,
             )
+
+
+def _parser_network(
+    settings: OwnParser, input_dim: int, vocab: Optional[Vocabulary]
+) -> ParserNetwork:
+    """The `parser` block's network: its own embeddings over the vocabulary's namespace (with
+    `embedding_dim`), else reading the encoder's `input_dim` word vectors."""
+    num_embeddings = 0
+    if settings.embedding_dim:
+        if vocab is None:
+            raise ValueError(
+                "a parser with embeddings of its own (parser.embedding_dim > 0) needs the "
+                "vocabulary: AllenNLP passes it to a model's encoder; in Python pass "
+                "SpinnEncoder(..., vocab=vocab)"
+            )
+        num_embeddings = vocab.get_vocab_size(settings.vocab_namespace)
+    return ParserNetwork(
+        input_dim=settings.embedding_dim or input_dim,
+        hidden_dim=settings.hidden_dim,
+        tracking_dim=settings.tracking_dim,
+        num_embeddings=num_embeddings,
+        leaf_lstm=settings.leaf_lstm,
+    )

@@ -106,10 +106,18 @@ class TreeEncoder(Seq2VecEncoder):
         return_nodes: bool = False,
         reduce_types: Optional[torch.Tensor] = None,
         policy: Optional[TransitionPolicy] = None,
+        parser_tokens: Optional[torch.Tensor] = None,
     ) -> SpinnOutput:
         """`policy` (`core.policies`), when given, decides the transitions instead of the
-        encoder's own choice (e.g. a sampling policy while a latent parser trains)."""
+        encoder's own choice (e.g. a sampling policy while a latent parser trains).
+        `parser_tokens`: (batch_size, num_tokens) token ids, for a parser that embeds words
+        itself (`parser_reads_token_ids`)."""
         raise NotImplementedError
+
+    @property
+    def parser_reads_token_ids(self) -> bool:
+        """Whether `encode` needs `parser_tokens`: a parser with embeddings of its own."""
+        return False
 
     def forward(
         self,
@@ -150,12 +158,14 @@ def encode(
     reduce_types: Optional[torch.Tensor] = None,
     return_nodes: bool = False,
     policy: Optional[TransitionPolicy] = None,
+    parser_tokens: Optional[torch.Tensor] = None,
 ) -> EncodedSentences:
     """Encodes one sentence batch with any `Seq2VecEncoder`, giving a tree encoder the tree it
     takes: `transitions` (and `reduce_types`) to a `TreeEncoder`, `heads` to a
     `DependencyTreeEncoder`; any other encoder reads the words alone. Models call this instead
     of testing the encoder's class. `policy` goes to a tree encoder with a parser (see
-    `TreeEncoder.encode`)."""
+    `TreeEncoder.encode`), `parser_tokens` (the words' token ids) to one whose parser embeds
+    them itself."""
     if isinstance(encoder, TreeEncoder):
         tree = encoder.encode(
             inputs,
@@ -164,6 +174,7 @@ def encode(
             return_nodes=return_nodes,
             reduce_types=reduce_types,
             policy=policy if encoder.has_parser else None,
+            parser_tokens=parser_tokens if encoder.parser_reads_token_ids else None,
         )
         return EncodedSentences(tree.sentence, tree=tree)
     if isinstance(encoder, DependencyTreeEncoder):
@@ -175,6 +186,11 @@ def encode(
 def has_parser(encoder: Seq2VecEncoder) -> bool:
     """Whether `encoder` chooses its own transitions (a `TreeEncoder` with a parser)."""
     return isinstance(encoder, TreeEncoder) and encoder.has_parser
+
+
+def parser_reads_token_ids(encoder: Seq2VecEncoder) -> bool:
+    """Whether `encoder` wants the words' token ids for its parser (`parser_tokens`)."""
+    return isinstance(encoder, TreeEncoder) and encoder.parser_reads_token_ids
 
 
 def num_reduce_types(encoder: Seq2VecEncoder) -> int:
@@ -233,6 +249,7 @@ def encode_together(
     batches: Sequence[SentenceBatch],
     reduce_types: Optional[Sequence[Optional[torch.Tensor]]] = None,
     policy: Optional[TransitionPolicy] = None,
+    parser_tokens: Optional[Sequence[torch.Tensor]] = None,
 ) -> List[Tuple[torch.Tensor, Optional[SpinnOutput]]]:
     """Encodes several sentence batches of one encoder (premises and hypotheses, ...) in ONE
     `encode` call, the sentences of all batches padded to a common width and stacked
@@ -251,22 +268,37 @@ def encode_together(
     only some do (one side to be parsed, the other given), the batches are encoded separately,
     since the encoder would follow different kinds of trees. `reduce_types`, one per batch
     (or None), go with the transitions to an encoder with typed REDUCE. Any other encoder
-    reads the words alone. `policy`: see `encode`.
+    reads the words alone. `policy`: see `encode`; `parser_tokens`: each batch's token ids
+    (batch_size_i, num_tokens_i), for an encoder whose parser embeds them itself.
     """
     types = list(reduce_types) if reduce_types is not None else [None] * len(batches)
     if not isinstance(encoder, TreeEncoder):
         batches = [(inputs, mask, None) for inputs, mask, _ in batches]
         types = [None] * len(batches)
+    token_ids: Sequence[Optional[torch.Tensor]] = [None] * len(batches)
+    if parser_tokens is not None and parser_reads_token_ids(encoder):
+        token_ids = parser_tokens
     given = [transitions for _, _, transitions in batches]
     if len(batches) < 2 or _some_but_not_all(given) or _some_but_not_all(types):
         encodings = [
-            encode(encoder, inputs, mask, transitions, reduce_types=batch_types, policy=policy)
-            for (inputs, mask, transitions), batch_types in zip(batches, types)
+            encode(
+                encoder,
+                inputs,
+                mask,
+                transitions,
+                reduce_types=batch_types,
+                policy=policy,
+                parser_tokens=batch_token_ids,
+            )
+            for (inputs, mask, transitions), batch_types, batch_token_ids in zip(
+                batches, types, token_ids
+            )
         ]
         return [(encoding.sentence, encoding.tree) for encoding in encodings]
     stacked = stack_batches(batches)
     given_types = [t for t in types if t is not None]
     all_types = concat_padded(given_types, PAD) if given_types else None
+    given_token_ids = [ids for ids in token_ids if ids is not None]
     encoding = encode(
         encoder,
         stacked.inputs,
@@ -274,6 +306,7 @@ def encode_together(
         stacked.transitions,
         reduce_types=all_types,
         policy=policy,
+        parser_tokens=concat_padded(given_token_ids, 0) if given_token_ids else None,
     )
     trees: List[Optional[SpinnOutput]] = [None] * len(batches)
     if encoding.tree is not None:

@@ -184,6 +184,8 @@ LISTOPS_VARIANTS = [
     "spinn_ppo",
     "spinn_reinforce_warmup",
     "spinn_best_draw",
+    "own_parser_best_draw",
+    "own_parser_ppo",
 ]
 LISTOPS_SMALL: Dict[str, Any] = {
     "train_data_path": str(LISTOPS_SAMPLE),
@@ -201,7 +203,15 @@ def listops_small_overrides(variant: str, **extra: Any) -> Dict[str, Any]:
         sizes = {"model.encoder.input_size": 8, "model.encoder.hidden_size": 6}
     else:
         sizes = {"model.encoder.input_dim": 8, "model.encoder.hidden_dim": 6}
-        if variant not in ("spinn_pi_nt", "spinn_pi_nt_balanced"):
+        if variant.startswith("own_parser"):
+            sizes.update(
+                {
+                    "model.encoder.parser.embedding_dim": 5,
+                    "model.encoder.parser.hidden_dim": 6,
+                    "model.encoder.parser.tracking_dim": 4,
+                }
+            )
+        elif variant not in ("spinn_pi_nt", "spinn_pi_nt_balanced"):
             sizes["model.encoder.tracking_dim"] = 4
         if variant == "spinn_summaries":
             sizes["model.encoder.summary_dim"] = 3

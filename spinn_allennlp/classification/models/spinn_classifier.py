@@ -19,6 +19,7 @@ from spinn_allennlp.modules.tree_encoder import (
     given_trees,
     gold_like,
     has_parser,
+    parser_reads_token_ids,
     transitions_source,
 )
 from spinn_allennlp.training.metrics import ParseMetrics
@@ -121,13 +122,26 @@ class SpinnClassifier(Model):
         mask = util.get_text_field_mask(tokens)
         latent = self._policy_gradient is not None and self.training and label is not None
         policy = self._policy_gradient.policy() if self._policy_gradient and latent else None
+        # A parser with embeddings of its own reads the token ids.
+        parser_tokens = (
+            util.get_token_ids_from_text_field_tensors(tokens)
+            if parser_reads_token_ids(self._encoder)
+            else None
+        )
 
         def classify(policy: Optional[TransitionPolicy]):
             # Embedded here, so that a rerun (a latent parser's baseline and PPO updates, after
             # the parameters have changed) starts from the inputs.
             # Shape: (batch_size, num_tokens, embedding_dim)
             embedded = self._embedder(tokens)
-            encoding = encode(self._encoder, embedded, mask, transitions, policy=policy)
+            encoding = encode(
+                self._encoder,
+                embedded,
+                mask,
+                transitions,
+                policy=policy,
+                parser_tokens=parser_tokens,
+            )
             # Shape: (batch_size, num_labels)
             return self._output_layer(self._mlp(encoding.sentence)), [encoding.tree]
 

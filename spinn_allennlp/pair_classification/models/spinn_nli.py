@@ -27,6 +27,7 @@ from spinn_allennlp.modules.tree_encoder import (
     gold_like,
     has_parser,
     num_reduce_types,
+    parser_reads_token_ids,
     transitions_source,
 )
 from spinn_allennlp.training.metrics import ParseMetrics
@@ -160,6 +161,12 @@ class SpinnNliClassifier(Model):
             hypothesis_reduce_types = None
         types = [premise_reduce_types, hypothesis_reduce_types]
         latent = self._policy_gradient is not None and self.training and label is not None
+        # A parser with embeddings of its own reads the token ids.
+        token_ids = None
+        if parser_reads_token_ids(self._encoder):
+            token_ids = [
+                util.get_token_ids_from_text_field_tensors(side) for side in (premise, hypothesis)
+            ]
 
         def classify(policy: Optional[TransitionPolicy]):
             # Embedded here, so that a rerun (a latent parser's baseline and PPO updates, after
@@ -169,11 +176,19 @@ class SpinnNliClassifier(Model):
                 self._sentence_batch(hypothesis, hypothesis_transitions),
             ]
             if self._encode_pairs_together:
-                encoded = encode_together(self._encoder, batches, types, policy=policy)
+                encoded = encode_together(
+                    self._encoder, batches, types, policy=policy, parser_tokens=token_ids
+                )
             else:
                 encoded = [
-                    encode_together(self._encoder, [batch], [batch_types], policy=policy)[0]
-                    for batch, batch_types in zip(batches, types)
+                    encode_together(
+                        self._encoder,
+                        [batch],
+                        [batch_types],
+                        policy=policy,
+                        parser_tokens=None if token_ids is None else [token_ids[side]],
+                    )[0]
+                    for side, (batch, batch_types) in enumerate(zip(batches, types))
                 ]
             # Shape: (batch_size, encoder_dim) each
             (p, premise_out), (h, hypothesis_out) = encoded

@@ -13,7 +13,7 @@ class ParserUpdates(TrainerCallback):
     `modules/policy_gradient.py`): after the trainer's step on a batch, the model's output
     carries a `"parser_update"`; for each of its further updates this callback computes the
     clipped surrogate with the parser as it is now, backpropagates it, keeps the gradients of
-    the parser's parameters only (every `spinn` encoder's `Spinn.parser_parameters()`: the
+    the parser's parameters only (every `spinn` encoder's `parser_parameters()`: the
     rest of the model moves once per batch, with the task's loss), rescales and clips them as
     the trainer does, and steps the trainer's optimizer (Adam skips parameters without a
     gradient, so only the parser moves; give it its own learning rate with the optimizer's
@@ -43,7 +43,7 @@ class ParserUpdates(TrainerCallback):
             parameter
             for module in trainer.model.modules()
             if isinstance(module, SpinnEncoder)
-            for parameter in module.spinn.parser_parameters()
+            for parameter in module.parser_parameters()
         ]
         if not self._parser:
             raise ConfigurationError("parser_updates needs a spinn encoder with a parser")

@@ -7,8 +7,8 @@ from spinn_allennlp.training.callbacks.encoder_schedule import EncoderSchedule
 @TrainerCallback.register("parser_warmup")
 class ParserWarmup(EncoderSchedule):
     """Keeps a latent parser frozen for the first `batches` training batches: every `spinn`
-    encoder's parser parameters (`Spinn.parser_parameters()`) have `requires_grad` off, so the
-    parser keeps its initial weights and draws its trees near-uniformly (a sampling policy)
+    encoder's parser parameters (`SpinnEncoder.parser_parameters()`) have `requires_grad` off,
+    so the parser keeps its initial weights and draws its trees near-uniformly (a sampling policy)
     while the rest of the model learns the task on them; then it is unfrozen and trained as
     configured (REINFORCE, the soft stack, ...). The optimizer skips parameters without a
     gradient, so the parser's optimizer state starts at the unfreezing.
