@@ -1,7 +1,7 @@
 """Checks and shapes shared by every batched path (the thin-stack loop and the level-wise one):
 the mask rule, the balanced default tree, transition validation and width fitting."""
 
-from typing import Dict, List, Sequence, Tuple, Union
+from typing import Dict, List, Optional, Sequence, Tuple, Union
 
 import torch
 
@@ -137,3 +137,29 @@ def concat_padded(batches: Sequence[torch.Tensor], value: Union[int, float, bool
             batch = torch.cat([batch, batch.new_full(shape, value)], dim=1)
         padded.append(batch)
     return torch.cat(padded, dim=0)
+
+
+# Length buckets of the static-shape path (``graphs.py``): a batch's longest sentence is
+# padded to the first edge at least as long, so that a handful of shapes serve an epoch
+# (steps past an edge: at most half again, a fifth on average over uniform lengths).
+LENGTH_BUCKETS = (8, 12, 16, 24, 32, 48, 64, 96, 128, 192, 256)
+
+
+def bucket_size(value: int, sizes: Sequence[int]) -> Optional[int]:
+    """The smallest of ``sizes`` at least ``value``; None when ``value`` is past the largest."""
+    fitting = [size for size in sizes if size >= value]
+    return min(fitting) if fitting else None
+
+
+def pad_dims(
+    tensor: torch.Tensor, sizes: Sequence[int], value: Union[int, float, bool]
+) -> torch.Tensor:
+    """``tensor`` padded with ``value`` (or cut) to ``sizes`` in its leading dimensions."""
+    for dim, size in enumerate(sizes):
+        if tensor.size(dim) > size:
+            tensor = tensor.narrow(dim, 0, size)
+        elif tensor.size(dim) < size:
+            shape = list(tensor.shape)
+            shape[dim] = size - tensor.size(dim)
+            tensor = torch.cat([tensor, tensor.new_full(shape, value)], dim=dim)
+    return tensor

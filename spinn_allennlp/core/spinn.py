@@ -9,13 +9,15 @@ returns a ``SpinnOutput``: the thin stack step by step (Algorithm 1), level by l
 given trees, tree-height calls), or the soft stack (NSHRDLU Models 3-4).
 """
 
-from typing import Callable, List, Optional
+from typing import Any, Callable, Dict, List, Optional, Sequence
 
 import torch
 from torch import nn
 
 from spinn_allennlp.core.batch import PreparedBatch, prepare_batch
+from spinn_allennlp.core.batching import LENGTH_BUCKETS
 from spinn_allennlp.core.cells import COMPOSITIONS, BufferProjection, Summaries, Tracker
+from spinn_allennlp.core.graphs import GraphedPasses
 from spinn_allennlp.core.options import check_options, check_policy
 from spinn_allennlp.core.output import GIVEN, SpinnOutput
 from spinn_allennlp.core.parts import SpinnParts
@@ -135,6 +137,29 @@ class Spinn(nn.Module):
         self.levelwise = levelwise
         # See SpinnParts.static_shapes.
         self.static_shapes: Optional[bool] = None
+        # CUDA graphs of the passes on CUDA (``use_cuda_graphs``), made on demand.
+        self.cuda_graphs: Optional[Dict[str, Any]] = None
+        self._graphs: Optional[GraphedPasses] = None
+
+    def use_cuda_graphs(
+        self,
+        enabled: bool = True,
+        batch_size: Optional[int] = None,
+        length_edges: Sequence[int] = LENGTH_BUCKETS,
+    ) -> None:
+        """Replay the passes on CUDA from CUDA graphs, one per length bucket (``graphs.py``):
+        batches padded to ``batch_size`` sentences (None: the next power of two) and their
+        longest sentence to the next of ``length_edges``; eager where a pass cannot be
+        replayed, and on the CPU."""
+        self.cuda_graphs = (
+            dict(batch_size=batch_size, length_edges=tuple(length_edges)) if enabled else None
+        )
+        self._graphs = None
+
+    @property
+    def graphs(self) -> Optional[GraphedPasses]:
+        """The graphs captured so far (None until a pass on CUDA made them)."""
+        return self._graphs
 
     def parser_parameters(self) -> List[nn.Parameter]:
         """The parameters of the parser's network: the tracker (its transition classifier
@@ -200,6 +225,20 @@ class Spinn(nn.Module):
             reduce_types_given=reduce_types is not None,
             node_inputs_given=node_inputs is not None,
         )
+        if self.cuda_graphs is not None and runner is None and inputs.is_cuda:
+            if self._graphs is None:
+                self._graphs = GraphedPasses(self, **self.cuda_graphs)
+            output = self._graphs(
+                inputs,
+                mask,
+                transitions,
+                policy,
+                reduce_types if typed else None,
+                node_inputs,
+                return_nodes,
+            )
+            if output is not None:
+                return output
         parts = self.parts()
         batch = prepare_batch(
             inputs,

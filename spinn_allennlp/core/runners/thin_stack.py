@@ -265,12 +265,12 @@ class _Pointers(_Stack):
             dim=1,
         )
         self.cursor = (torch.arange(3, device=device) - 1).repeat(batch.batch_size, 1)
-        self.cursor[:, 0] = self.buffer_start
+        self.cursor[:, 0].fill_(self.buffer_start)
         self.buffer_end = self.buffer_start + lengths
         # How each move shifts the cursor, by action + 1: PAD (none), SHIFT, REDUCE.
         self.moves = torch.zeros(3, 3, dtype=torch.long, device=device)
-        self.moves[1] = 1
-        self.moves[2, 1:] = -1
+        self.moves[1].fill_(1)
+        self.moves[2, 1:].fill_(-1)
         self.static = static
         self.steps = sum(running)
         # Any policy's tree over n words has n - 1 REDUCEs.
