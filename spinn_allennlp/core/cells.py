@@ -76,7 +76,7 @@ def _masked_batch_norm(
                 # A cumulative average; a tensor, so that nothing is read back to the host.
                 1.0 / norm.num_batches_tracked if norm.momentum is None else norm.momentum
             )
-            factor = factor * (count > 0)  # a batch without words changes nothing
+            factor = factor * (count > 0).to(rows.dtype)  # a batch without words: no change
             unbiased = variance * count / (count - 1).clamp(min=1)
             norm.running_mean.lerp_(mean.to(norm.running_mean.dtype), factor)
             norm.running_var.lerp_(unbiased.to(norm.running_var.dtype), factor)
