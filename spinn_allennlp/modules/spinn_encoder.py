@@ -186,6 +186,16 @@ class SpinnEncoder(TreeEncoder):
         stay float32. Faster where the CPU multiplies bf16 natively (AVX512-BF16, as the
         project's machines: see docs/speed.md) or on a GPU. A training option whose accuracy
         against float32 is yet to be shown (docs/speed.md gives the runs that would show it).
+    cuda_graphs : `bool`, optional (default = `False`)
+        On CUDA: replay each pass from CUDA graphs captured once per length bucket
+        (`core/graphs.py`): batches padded to `graph_batch_size` sentences and their longest
+        sentence to the next of a few length edges (padding changes no result), the loop's
+        kernels launched by one graph instead of one by one from Python. Passes a graph cannot
+        replay (beam search, PPO's replays, the level-wise PI-NT, batches past the largest
+        bucket) and the CPU run as before. Off by default until GPU runs have shown it exact.
+    graph_batch_size : `int`, optional (default = `None`)
+        With `cuda_graphs`: the size every batch is padded to (the data loader's batch size,
+        twice it for premise-hypothesis pairs); None pads to the next power of two.
     """
 
     def __init__(
@@ -213,6 +223,8 @@ class SpinnEncoder(TreeEncoder):
         composition_reads_tracker: bool = True,
         parser_trains_nodes: bool = True,
         beam_size: int = 1,
+        cuda_graphs: bool = False,
+        graph_batch_size: Optional[int] = None,
         parser: Optional[OwnParser] = None,
         vocab: Optional[Vocabulary] = None,
     ) -> None:
@@ -273,6 +285,8 @@ class SpinnEncoder(TreeEncoder):
         self.mixed_precision = mixed_precision
         self.gumbel_straight_through = gumbel_straight_through
         self.beam_size = beam_size
+        if cuda_graphs:
+            self.spinn.use_cuda_graphs(batch_size=graph_batch_size)
         # Whether anything trains the parser: set by a gradient reaching its weights.
         self._parser_probe = GradientProbe()
         self._training_passes = 0
