@@ -10,6 +10,7 @@ AllenNLP is loaded (see `spinn_allennlp/__init__.py`), so `spinn_allennlp.core` 
 from spinn_allennlp.classification import (
     ListOpsReader,
     SpinnClassifier,
+    SpinnClassifierPredictor,
     SstTreesReader,
     TextClassificationTransitionsReader,
     TreeNodeClassifier,
@@ -58,6 +59,7 @@ number_input_lines()
 __all__ = [
     "ListOpsReader",
     "SpinnClassifier",
+    "SpinnClassifierPredictor",
     "PtbSpacyTokenizer",
     "TreeSource",
     "BalancedTrees",

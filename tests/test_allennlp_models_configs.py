@@ -95,4 +95,3 @@ def test_the_archives_hold_our_encoder_in_their_slots(runs):
     bimpm = load_archive(str(root / "bimpm" / "model.tar.gz")).model
     assert isinstance(bimpm.aggregator, SpinnEncoder)
     assert bimpm.aggregator.get_output_dim() * 2 == bimpm.classifier_feedforward.get_input_dim()
-

@@ -8,8 +8,13 @@ from outside the repository, in one interpreter (AllenNLP's CLI import costs ~16
 * `training_config/classification/text_spinn.jsonnet` (single sentences with real trees) on SST
   dev sentences, some with their binary parse and some without;
 * `allennlp evaluate` of the NLI model on a file mixing lines with and without parses, and
-  `allennlp predict` of the single-sentence model on raw sentences;
-* `allennlp predict` logging bad lines with their line numbers in the input file;
+  `allennlp predict` of the single-sentence model on raw sentences, an empty one among them,
+  with its default predictor;
+* a ListOps model trained with a capped validation reader: `allennlp evaluate` says that the
+  archive's cap stops it, and reads the whole file once the cap is lifted; `allennlp predict`
+  on raw expressions with the archive's default predictor;
+* `allennlp predict` logging bad lines with their line numbers in the input file, and answering
+  every line, blank ones included, in its place;
 * none of the warnings of AllenNLP's dependencies that no user can act on (with the start-up
   file an installed package ships).
 """
@@ -22,6 +27,11 @@ import torch
 from spinn_allennlp.dependency_warnings import startup_line
 from spinn_allennlp.testing import CONFIGS_ROOT, FIXTURES_ROOT
 from spinn_allennlp.testing.cli import run_allennlp_commands
+from spinn_allennlp.testing.configs import (
+    LISTOPS_SAMPLE,
+    listops_config,
+    listops_small_overrides,
+)
 
 NLI_CONFIG = FIXTURES_ROOT / "pair_classification" / "allennlp_models_style_spinn_nli.jsonnet"
 BASIC_CONFIG = FIXTURES_ROOT / "classification" / "allennlp_models_style_basic_classifier.jsonnet"
@@ -38,7 +48,7 @@ TEXT_SMALL = {
     "trainer.num_epochs": 2,
     "data_loader.batch_sampler.batch_size": 8,
 }
-# Line 2 is blank, 3 not JSON, 5 has no hypothesis: errors name lines 3 and 5.
+# Line 2 is blank, 3 not JSON, 5 has no hypothesis: errors name lines 2, 3 and 5.
 PREDICT_LINES = [
     '{"premise": "A man is playing a guitar.", "hypothesis": "A man plays music."}',
     "",
@@ -48,7 +58,19 @@ PREDICT_LINES = [
 ]
 
 
-SENTENCES = ["A lovely film.", "Dull (and long)."]
+# The second is empty: AllenNLP's text_classifier predictor raised on it and wrote nothing more.
+SENTENCES = ["A lovely film.", "", "Dull (and long)."]
+# The ListOps model's validation reader stops after 5 of the sample's 24 lines.
+LISTOPS_SMALL = listops_small_overrides(
+    "spinn_pi_nt", **{"validation_dataset_reader.max_instances": 5, "test_data_path": None}
+)
+LISTOPS_UNCAPPED = {"validation_dataset_reader.max_instances": None}
+# A raw expression (= 4), the same with its label, and one that is not an expression.
+EXPRESSIONS = [
+    {"sentence": "[MAX 2 [MIN 4 7 ] 0 ]"},
+    {"sentence": "[MAX 2 [MIN 4 7 ] 0 ]", "label": "4"},
+    {"sentence": "[MAX 2 [AVG 4 7 ] 0 ]"},
+]
 
 
 @pytest.fixture(scope="module")
@@ -58,6 +80,9 @@ def runs(tmp_path_factory):
     (root / "inputs.jsonl").write_text("\n".join(PREDICT_LINES) + "\n", encoding="utf-8")
     (root / "sentences.jsonl").write_text(
         "".join(json.dumps({"sentence": text}) + "\n" for text in SENTENCES), encoding="utf-8"
+    )
+    (root / "expressions.jsonl").write_text(
+        "".join(json.dumps(line) + "\n" for line in EXPRESSIONS), encoding="utf-8"
     )
     include = ["--include-package", "spinn_allennlp"]
     commands = [
@@ -76,13 +101,26 @@ def runs(tmp_path_factory):
             "predict",
             "text/model.tar.gz",
             "sentences.jsonl",
-            "--predictor",
-            "text_classifier",
             "--silent",
             "--output-file",
             "sentence_predictions.jsonl",
             *include,
         ],
+        [
+            "train",
+            str(listops_config("spinn_pi_nt")),
+            "-s",
+            "listops",
+            "-o",
+            json.dumps(LISTOPS_SMALL),
+            *include,
+        ],
+        ["evaluate", "listops/model.tar.gz", str(LISTOPS_SAMPLE), "--output-file"]
+        + ["listops_capped.json", *include],
+        ["evaluate", "listops/model.tar.gz", str(LISTOPS_SAMPLE), "--output-file"]
+        + ["listops_whole.json", "-o", json.dumps(LISTOPS_UNCAPPED), *include],
+        ["predict", "listops/model.tar.gz", "expressions.jsonl", "--silent", "--output-file"]
+        + ["expression_predictions.jsonl", *include],
         [
             "predict",
             str(ARCHIVE),
@@ -146,13 +184,16 @@ def test_single_sentences_with_real_trees_train_through_the_cli(runs):
     assert metrics["validation_valid_tree_rate"] == 1.0  # its own parse at evaluation
 
 
-def test_predict_on_raw_sentences_with_allennlps_text_classifier_predictor(runs):
-    """The full SPINN parses raw text itself; the output has the label and the tree."""
-    root, _ = runs
+def test_predict_on_raw_sentences_with_the_archives_default_predictor(runs):
+    """The full SPINN parses raw text itself; the output has the label and the tree; the empty
+    sentence gets an error in its place and the run goes on."""
+    root, output = runs
     lines = (root / "sentence_predictions.jsonl").read_text().splitlines()
     outputs = [json.loads(line) for line in lines]
-    assert [output["label"] in ("pos", "neg") for output in outputs] == [True, True]
-    assert outputs[1]["tree"].replace("(", " ").replace(")", " ").split() == [
+    assert len(outputs) == 3 and "empty" in outputs[1]["error"]
+    assert "line 2: empty sentence: text is empty" in output
+    assert [output["label"] in ("pos", "neg") for output in outputs[::2]] == [True, True]
+    assert outputs[2]["tree"].replace("(", " ").replace(")", " ").split() == [
         "Dull",
         "-LRB-",
         "and",
@@ -160,7 +201,32 @@ def test_predict_on_raw_sentences_with_allennlps_text_classifier_predictor(runs)
         "-RRB-",
         ".",
     ]
-    assert outputs[1]["transitions_source"] == "predicted"
+    assert outputs[2]["transitions_source"] == "predicted"
+    assert len(outputs[2]["transitions"]) == 2 * 6 - 1
+
+
+def test_evaluate_says_the_archives_cap_stops_it_and_reads_all_without(runs):
+    """Trained with `validation_dataset_reader.max_instances: 5`: evaluating the 24-line file
+    warns that the archive's cap stopped it; with the cap lifted it reads every line."""
+    root, output = runs
+    assert f"{LISTOPS_SAMPLE}: stopped after 5 instances: this reader's max_instances is 5" in (
+        output
+    )
+    assert output.count("stopped after 5 instances") == 2  # training's validation, then evaluate
+    assert f"{LISTOPS_SAMPLE}: read 24 instances; dropped 0; skipped 0 malformed" in output
+    for name in ("listops_capped.json", "listops_whole.json"):
+        assert 0 <= json.loads((root / name).read_text())["accuracy"] <= 1
+
+
+def test_a_listops_archive_predicts_raw_expressions(runs):
+    root, _ = runs
+    lines = (root / "expression_predictions.jsonl").read_text().splitlines()
+    raw, labelled, bad = [json.loads(line) for line in lines]
+    gold = "( ( ( ( [MAX 2 ) ( ( ( [MIN 4 ) 7 ) ] ) ) 0 ) ] )"
+    assert raw["tree"] == raw["gold_tree"] == gold and raw["transitions_source"] == "gold"
+    assert len(raw["transitions"]) == 15 and raw["label"] in [str(d) for d in range(10)]
+    assert labelled["gold_label"] == "4"
+    assert "unknown token '[AVG'" in bad["error"]
 
 
 def test_evaluate_on_a_file_mixing_lines_with_and_without_parses(runs):
@@ -172,11 +238,14 @@ def test_evaluate_on_a_file_mixing_lines_with_and_without_parses(runs):
 
 def test_predict_names_bad_lines_by_their_line_in_the_file(runs):
     root, output = runs
+    assert "line 2: blank line" in output
     assert "line 3: bad JSON" in output
     assert "line 5: missing field: sentence2 or hypothesis" in output
     assert "input 0" not in output
     outputs = [json.loads(line) for line in (root / "predictions.jsonl").read_text().splitlines()]
-    assert ["error" in output for output in outputs] == [False, True, False, True]
+    # Output line k answers input line k: the blank line 2 too.
+    assert ["error" in output for output in outputs] == [False, True, True, False, True]
+    assert outputs[1] == {"error": "blank line", "input": ""}
 
 
 def test_no_dependency_warnings_reach_the_user(runs):

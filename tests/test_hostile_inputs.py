@@ -72,15 +72,20 @@ def tree_tokens(tree: str) -> List[str]:
     return [symbol for symbol in tree.split(" ") if symbol not in ("(", ")")]
 
 
-def check_answers(lines: List[HostileLine], outputs: List[Dict[str, Any]]) -> None:
-    """One output per non-blank line, in order; good lines labelled (with a tree over their own
-    premise: the order check), bad ones an error saying why, with the input."""
-    answered = [line for line in lines if not is_blank(line)]
+def check_answers(
+    lines: List[HostileLine], outputs: List[Dict[str, Any]], blank_lines_answered: bool = False
+) -> None:
+    """One output per line (per non-blank line, unless `blank_lines_answered`), in order; good
+    lines labelled (with a tree over their own premise: the order check), bad ones an error
+    saying why, with the input; a blank line, when answered, the error "blank line"."""
+    answered = [line for line in lines if blank_lines_answered or not is_blank(line)]
     assert len(outputs) == len(answered)
     reader = SnliTransitionsReader()
     for number, (line, output) in enumerate(zip(answered, outputs)):
         where = (number, line.kind, output.get("error"))
-        if line.error is None:
+        if is_blank(line):
+            assert output["error"] == "blank line", where
+        elif line.error is None:
             assert "error" not in output, where
             assert output["label"] in LABELS, where
             probs = list(output["label_probs"].values())
@@ -128,7 +133,8 @@ def test_allennlp_predict_answers_every_line_in_order(lines, hostile_file, tmp_p
         timeout=900,
     )
     outputs = [json.loads(line) for line in predictions.read_text(encoding="utf-8").splitlines()]
-    check_answers(lines, outputs)
+    # Output line k answers input line k: blank lines too (AllenNLP's own command drops them).
+    check_answers(lines, outputs, blank_lines_answered=True)
 
 
 def test_reader_reads_good_lines_and_counts_the_rest(lines, hostile_file):

@@ -86,6 +86,11 @@ def check_options(
             )
     if not 0.0 <= self_transition_prob <= 1.0:
         raise ValueError(f"self_transition_prob must be in [0, 1], got {self_transition_prob}")
+    if not 0.0 <= projection_dropout < 1.0:
+        raise ValueError(
+            f"projection_dropout is a drop rate in [0, 1), got {projection_dropout} (the "
+            "paper's tables give keep rates: drop = 1 - keep)"
+        )
     if soft_stack and summary_dim:
         raise ValueError(
             "stack and buffer summaries are not implemented on the soft stack: set "

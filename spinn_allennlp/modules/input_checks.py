@@ -1,6 +1,7 @@
 """Where word vectors meet a sentence encoder: the checks that say which setting to change when
 their sizes differ (at a model's construction, and at an encoder's first batch for models that
-never compare them, such as AllenNLP's `basic_classifier`), and AllenNLP's `mask=None`."""
+never compare them, such as AllenNLP's `basic_classifier`) or their dtype is not the encoder's,
+and AllenNLP's `mask=None`."""
 
 from typing import Optional
 
@@ -52,6 +53,30 @@ def word_mask(
             f"{setting} is {encoder.get_input_dim()}: set the encoder's {setting} to the output "
             f"size of the embedder that feeds it ({inputs.size(-1)})"
         )
+    check_word_vector_dtype(encoder, inputs)
     if mask is None:
         return torch.ones(inputs.shape[:-1], dtype=torch.bool, device=inputs.device)
     return mask
+
+
+def check_word_vector_dtype(encoder: Seq2VecEncoder, inputs: torch.Tensor) -> None:
+    """Raises `ValueError` saying what to do when the word vectors are not floating point, or
+    not of the encoder's parameters' dtype outside autocast (torch's own message, "mat1 and
+    mat2 must have the same dtype", names neither the encoder nor a remedy)."""
+    name = type(encoder).__name__
+    if not inputs.is_floating_point():
+        raise ValueError(
+            f"{name} got word vectors of dtype {inputs.dtype}: it takes floating-point vectors "
+            "(token ids go through an embedder first)"
+        )
+    parameter = next(encoder.parameters(), None)
+    if parameter is None or inputs.dtype == parameter.dtype:
+        return
+    if torch.is_autocast_enabled(inputs.device.type):
+        return  # autocast casts both sides of each product
+    raise ValueError(
+        f"{name} got word vectors of dtype {inputs.dtype}, but its parameters are "
+        f"{parameter.dtype}: convert one to the other (inputs.to({parameter.dtype}) or "
+        f"encoder.to({inputs.dtype})) or run under torch.autocast; for bf16 inside the "
+        'encoder, set its mixed_precision to "bf16"'
+    )

@@ -210,7 +210,8 @@ def write_hostile_file(path: Path, lines: List[HostileLine]) -> None:
 
 
 def is_blank(line: HostileLine) -> bool:
-    """Whether `allennlp predict` skips the line (its test: ``line.isspace()``)."""
+    """Whether the line is blank as `allennlp predict` tests it (``line.isspace()``): AllenNLP's
+    own command drops it; with our predictors it is answered with the error "blank line"."""
     return (line.text + "\n").isspace()
 
 

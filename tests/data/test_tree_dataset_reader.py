@@ -10,6 +10,7 @@ from allennlp.data import Instance
 from allennlp.data.fields import LabelField, TextField
 from allennlp.data.tokenizers import Token
 
+from spinn_allennlp.classification.dataset_readers import ListOpsReader
 from spinn_allennlp.core.transitions import SHIFT
 from spinn_allennlp.data.dataset_readers import (
     LEFT_PAD_TOKEN,
@@ -18,6 +19,7 @@ from spinn_allennlp.data.dataset_readers import (
     parse_json_object,
     string_field,
 )
+from spinn_allennlp.testing import FIXTURES_ROOT
 
 LOGGER = "spinn_allennlp.data.dataset_readers.tree_dataset_reader"
 
@@ -79,20 +81,22 @@ def test_counts_drops_and_skips_with_file_and_line(corpus, caplog):
         ".",
     ]
     assert reader.skipped == Counter(
-        {"malformed parse": 1, "missing column": 1, "too long": 1, "invalid UTF-8": 1}
+        {"malformed parse": 1, "missing column": 1, "invalid UTF-8": 1}
     )
-    assert reader.dropped == Counter({"unwanted": 1})
+    # A line over max_length is left out on purpose: counted as dropped, not logged alone.
+    assert reader.dropped == Counter({"unwanted": 1, "over max_length 6": 1})
     messages = [r.getMessage() for r in caplog.records if r.name == LOGGER]
     assert f"{corpus}:3: skipped: malformed parse: text parse: 1 unclosed '('" in messages
     assert f"{corpus}:6: skipped: missing column: no tab" in messages
-    assert f"{corpus}:7: skipped: too long: text has 7 tokens > max_length 6" in messages
+    assert not any(m.startswith(f"{corpus}:7:") for m in messages)
     assert any(m.startswith(f"{corpus}:8: skipped: invalid UTF-8") for m in messages)
     summary = [m for m in messages if m.startswith(f"{corpus}: read ")]
     assert len(summary) == 1
-    assert summary[0].startswith(
-        f"{corpus}: read 2 instances; dropped 1 (unwanted: 1); skipped 4 malformed ("
+    assert summary[0].startswith(f"{corpus}: read 2 instances; dropped 2 (")
+    assert "unwanted: 1" in summary[0] and "over max_length 6: 1" in summary[0]
+    assert summary[0].endswith(
+        "skipped 3 malformed (malformed parse: 1, missing column: 1, invalid UTF-8: 1)"
     )
-    assert "too long: 1" in summary[0] and "invalid UTF-8: 1" in summary[0]
 
 
 def test_crop_pad_on_parsed_and_raw_sentences(tmp_path):
@@ -168,3 +172,27 @@ def test_one_usable_line_is_enough(tmp_path):
     path = tmp_path / "one_good.tsv"
     path.write_text("neg\t( bad film\npos\t( a b )\n", encoding="utf-8")
     assert len(list(TabSeparatedTrees().read(str(path)))) == 1
+
+
+LISTOPS_SAMPLE = FIXTURES_ROOT / "classification" / "listops" / "sample.tsv"  # 24 real lines
+
+
+def test_a_read_cut_short_by_max_instances_says_so_with_the_override(caplog):
+    """An archive keeps its config's reader caps: `allennlp evaluate` scored the first 300
+    lines of a 10,000-line file without a word. Now the read that a cap stops warns once."""
+    with caplog.at_level(logging.INFO, logger=LOGGER):
+        capped = list(ListOpsReader(max_instances=5).read(str(LISTOPS_SAMPLE)))
+    assert len(capped) == 5
+    warnings = [r.getMessage() for r in caplog.records if r.levelno == logging.WARNING]
+    assert len(warnings) == 1
+    assert warnings[0].startswith(f"{LISTOPS_SAMPLE}: stopped after 5 instances: this reader's ")
+    assert "max_instances is 5" in warnings[0] and "allennlp evaluate" in warnings[0]
+    assert '{"validation_dataset_reader.max_instances": null}' in warnings[0]
+    caplog.clear()
+    with caplog.at_level(logging.INFO, logger=LOGGER):
+        whole = list(ListOpsReader(max_instances=100).read(str(LISTOPS_SAMPLE)))
+        list(ListOpsReader().read(str(LISTOPS_SAMPLE)))
+    assert len(whole) == 24
+    assert not [r for r in caplog.records if r.levelno >= logging.WARNING]
+    summaries = [r.getMessage() for r in caplog.records]
+    assert summaries == [f"{LISTOPS_SAMPLE}: read 24 instances; dropped 0; skipped 0 malformed"] * 2

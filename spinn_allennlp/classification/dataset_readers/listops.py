@@ -7,12 +7,17 @@ from allennlp.data.token_indexers import SingleIdTokenIndexer
 
 from spinn_allennlp.classification.listops import (
     MalformedExpressionError,
+    bracketed,
     evaluate,
     operator_last_bracketed,
     parse_tokens,
 )
 from spinn_allennlp.core.transitions import MalformedParseError, parse_to_transitions
-from spinn_allennlp.data.dataset_readers import MalformedExampleError, TreeDatasetReader
+from spinn_allennlp.data.dataset_readers import (
+    MalformedExampleError,
+    TreeDatasetReader,
+    string_field,
+)
 from spinn_allennlp.data.fields import transitions_field
 
 TREE_SHAPES = ("gold", "operator_last")
@@ -31,8 +36,12 @@ class ListOpsReader(TreeDatasetReader):
     one expression, or whose brackets are not a binary tree over the tokens are logged and
     counted as skipped (see `TreeDatasetReader`).
 
+    An expression without brackets, `[MAX 2 [MIN 4 7 ] 0 ]` (what a user types), gets the gold
+    tree its lists imply, the one a published line's brackets give.
+
     Instance fields: `tokens` (`TextField`), `transitions` (`TensorField` of SHIFT/REDUCE,
-    padded with -1; when `gold_trees`), `label` (`LabelField`, "0"-"9"), `metadata` (`tokens`).
+    padded with -1; when `gold_trees`), `label` (`LabelField`, "0"-"9"), `metadata` (`tokens`;
+    with `gold_trees`, `transitions_source`: `"gold"`, or `"operator_last"` for that shape).
 
     Registered as a `DatasetReader` with name "listops".
 
@@ -80,6 +89,18 @@ class ListOpsReader(TreeDatasetReader):
         self.check_length("expression", instance["metadata"]["tokens"])  # type: ignore[index]
         return instance
 
+    def example_to_instance(self, example: Dict[str, Any], use_label: bool = True) -> Instance:
+        """The instance of a JSON object as a predictor receives it: `{"sentence": "[MAX 2 [MIN
+        4 7 ] 0 ]"}`, bracketed or not, with an optional `"label"` (a string or an integer;
+        checked against the expression's value unless `use_label` is false, then ignored).
+        Raises `MalformedExampleError` (a `ValueError`) for what is missing or malformed."""
+        expression = string_field(example, ["sentence"], required=True)
+        assert expression is not None  # required
+        label = example.get("label") if use_label else None
+        if isinstance(label, bool) or not isinstance(label, (str, int, type(None))):
+            raise MalformedExampleError("bad field", "label must be a string or an integer")
+        return self.text_to_instance(expression, None if label is None else str(label))
+
     def text_to_instance(self, expression: str, label: Optional[str] = None) -> Instance:
         """One instance of a bracketed (or plain, space-separated) expression. Raises
         `MalformedExampleError` (a `ValueError`) for what is not one ListOps expression, a
@@ -91,7 +112,10 @@ class ListOpsReader(TreeDatasetReader):
             raise MalformedExampleError("malformed expression", str(error)) from error
         tokens: List[str] = [s for s in symbols if s not in ("(", ")")]
         fields: Dict[str, Field] = {"tokens": TextField([Token(t) for t in tokens])}
+        metadata: Dict[str, Any] = {"tokens": tokens}
         if self._gold_trees:
+            if "(" not in symbols and ")" not in symbols:
+                expression = bracketed(parsed)  # the gold tree the lists imply
             try:
                 tree_tokens, transitions = parse_to_transitions(expression)
             except MalformedParseError as error:
@@ -101,6 +125,7 @@ class ListOpsReader(TreeDatasetReader):
             if self._tree_shape == "operator_last":
                 _, transitions = parse_to_transitions(operator_last_bracketed(parsed))
             fields["transitions"] = transitions_field(transitions)
+            metadata["transitions_source"] = self._tree_shape
         if label is not None:
             value = evaluate(parsed)
             if label != str(value):
@@ -108,7 +133,6 @@ class ListOpsReader(TreeDatasetReader):
                     "wrong label", f"label {label!r}, but the expression's value is {value}"
                 )
             fields["label"] = LabelField(label)
-        metadata: Dict[str, Any] = {"tokens": tokens}
         fields["metadata"] = MetadataField(metadata)
         return Instance(fields)
 

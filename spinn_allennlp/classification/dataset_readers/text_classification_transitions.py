@@ -74,6 +74,11 @@ class TextClassificationTransitionsReader(TreeDatasetReader):
         self._parse_key = parse_key
         self._labels = None if labels is None else [str(label) for label in labels]
 
+    @property
+    def text_key(self) -> str:
+        """The field of a line holding the sentence."""
+        return self._text_key
+
     def line_to_instance(self, line: str, line_number: int) -> Optional[Instance]:
         example = parse_json_object(line)
         label = example.get(self._label_key)

@@ -207,6 +207,8 @@ class SpinnClassifier(Model):
             metrics.update(self._parse_metrics.get_metric(reset))
         return metrics
 
+    default_predictor = "spinn_classifier"
+
 
 def _bucket_names(bounds: List[int]) -> List[str]:
     """`accuracy_tokens_le_B` for each bound, `accuracy_tokens_gt_LAST` above the last."""

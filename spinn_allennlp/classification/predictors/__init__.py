@@ -1,5 +1,6 @@
+from spinn_allennlp.classification.predictors.spinn_classifier import SpinnClassifierPredictor
 from spinn_allennlp.classification.predictors.tree_node_classifier import (
     TreeNodeClassifierPredictor,
 )
 
-__all__ = ["TreeNodeClassifierPredictor"]
+__all__ = ["SpinnClassifierPredictor", "TreeNodeClassifierPredictor"]

@@ -1,5 +1,6 @@
 from spinn_allennlp.data.dataset_readers.tree_dataset_reader import (
     LEFT_PAD_TOKEN,
+    LeftOutByLength,
     MalformedExampleError,
     TreeDatasetReader,
     parse_json_object,
@@ -8,6 +9,7 @@ from spinn_allennlp.data.dataset_readers.tree_dataset_reader import (
 
 __all__ = [
     "LEFT_PAD_TOKEN",
+    "LeftOutByLength",
     "MalformedExampleError",
     "TreeDatasetReader",
     "parse_json_object",

@@ -46,6 +46,15 @@ class MalformedExampleError(ValueError):
         self.reason = reason
 
 
+class LeftOutByLength(ValueError):
+    """An example longer than the reader's `max_length`: not malformed, left out on purpose,
+    counted in ``dropped`` under ``reason`` (one summary line, no line-by-line log)."""
+
+    def __init__(self, reason: str, detail: str) -> None:
+        super().__init__(f"{reason}: {detail}")
+        self.reason = reason
+
+
 class TreeDatasetReader(DatasetReader):
     """Reads a corpus with one example per line (JSON lines, PTB trees, TSV), plain or ``.gz``,
     where any line may be broken. Subclasses implement :meth:`line_to_instance`.
@@ -54,9 +63,12 @@ class TreeDatasetReader(DatasetReader):
       ``file:line: skipped: reason: detail``, counted in ``skipped`` (reason -> count) and
       skipped; nothing malformed stops an epoch. Any other exception from a line is skipped and
       counted the same way (reason "unexpected <ExceptionType>", logged with its traceback).
-      Intentional drops (e.g. SNLI pairs without a gold label) are counted in ``dropped``
-      through :meth:`drop`. Each read resets both and ends with a one-line summary (a warning
-      when something was skipped).
+      Intentional drops (e.g. SNLI pairs without a gold label, examples over ``max_length``)
+      are counted in ``dropped`` (through :meth:`drop`, :meth:`check_length`), not logged line
+      by line. Each read resets both and ends with a one-line summary (a warning when
+      something was skipped). A read cut short by ``max_instances`` says so in a warning, with
+      the override that lifts it: an archive keeps its config's caps, so `allennlp evaluate`
+      would otherwise score part of a file without a word.
     * Blank lines are ignored, a UTF-8 byte-order mark is removed, and invalid UTF-8 is a
       skipped line.
     * ``${VAR:-default}`` in a path is expanded from the environment (see ``data/paths.py``).
@@ -79,8 +91,8 @@ class TreeDatasetReader(DatasetReader):
         exactly this many tokens (pad token "@@LEFTPAD@@") and `2 * length - 1` transitions;
         a cropped tree stays a valid tree over the kept words. `None` keeps sentences whole.
     max_length : `int`, optional (default = `None`)
-        Examples with a sentence of more tokens than this are skipped (and counted) when
-        reading a file; `text_to_instance` does not apply it (a predictor should answer).
+        Examples with a sentence of more tokens than this are left out (counted in `dropped`)
+        when reading a file; `text_to_instance` does not apply it (a predictor should answer).
     lowercase : `bool`, optional (default = `False`)
     tree_source : `TreeSource`, optional (default = `None`)
         Where the tree of a sentence without a binary parse comes from (`"balanced"`,
@@ -139,6 +151,9 @@ class TreeDatasetReader(DatasetReader):
                         self.skipped[error.reason] += 1
                         logger.warning("%s:%d: skipped: %s", file_path, line_number, error)
                         continue
+                    except LeftOutByLength as error:
+                        self.drop(error.reason)
+                        continue
                     except Exception as error:
                         # A line no check foresaw (a bug in a reader, most likely): skipped and
                         # counted like a malformed one, with the traceback, rather than ending
@@ -190,7 +205,21 @@ class TreeDatasetReader(DatasetReader):
         complete: bool,
     ) -> None:
         """One summary per read: this read's own, or, when the file is read in shards (by
-        data-loader or distributed workers), the merged summary of every shard."""
+        data-loader or distributed workers), the merged summary of every shard. A read that
+        `max_instances` stopped early gets a warning (from one shard only)."""
+        if not complete and self.max_instances is not None:
+            if sharded_read is None or sharded_read.shard == 0:
+                logger.warning(
+                    "%s: stopped after %d instances: this reader's max_instances is %d. A "
+                    "model archive keeps the caps of its config, so `allennlp evaluate` (and "
+                    "`predict --use-dataset-reader`) read no further; to read the whole file, "
+                    "set the reader's max_instances to null, e.g. --overrides "
+                    "'{\"validation_dataset_reader.max_instances\": null}' (or "
+                    '"dataset_reader.max_instances" where the config has no validation reader)',
+                    file_path,
+                    num_instances,
+                    self.max_instances,
+                )
         if sharded_read is None:
             if complete:
                 self._log_summary(file_path, num_instances, self.skipped, self.dropped)
@@ -324,10 +353,12 @@ class TreeDatasetReader(DatasetReader):
         return result
 
     def check_length(self, name: str, tokens: Sequence[str]) -> None:
-        """Raises :class:`MalformedExampleError` ("too long") beyond ``max_length``."""
+        """Raises :class:`LeftOutByLength` beyond ``max_length``: the read counts the example
+        as dropped ("over max_length N")."""
         if self._max_length is not None and len(tokens) > self._max_length:
-            raise MalformedExampleError(
-                "too long", f"{name} has {len(tokens)} tokens > max_length {self._max_length}"
+            raise LeftOutByLength(
+                f"over max_length {self._max_length}",
+                f"{name} has {len(tokens)} tokens > max_length {self._max_length}",
             )
 
     def crop_pad(

@@ -30,9 +30,10 @@ class SpinnNliPredictor(LinePredictor):
     balanced default tree. `*_transitions_source` in the output says which made each tree.
 
     Every input gets exactly one output, in order. One that can't be used (a line that is not
-    JSON, a field of the wrong type, an empty sentence, a parse that doesn't match its text, or
-    anything the model fails on) gives `{"error": ..., "input": ...}` and the run goes on.
-    (`allennlp predict` itself skips blank lines before they reach the predictor.)
+    JSON, a blank line under `allennlp predict`, a field of the wrong type, an empty sentence,
+    a parse that doesn't match its text, or anything the model fails on) gives `{"error": ...,
+    "input": ...}` and the run goes on. From Python: `predictor.predict(premise=...,
+    hypothesis=...)`.
 
     Registered as a `Predictor` with name "spinn_nli".
 
@@ -63,6 +64,10 @@ class SpinnNliPredictor(LinePredictor):
                     f"tree_source needs a reader with trees, not {type(dataset_reader).__name__}"
                 )
             dataset_reader.tree_source = tree_source_from(tree_source)
+
+    def predict(self, premise: str, hypothesis: str) -> JsonDict:
+        """The output for one pair of raw sentences (an `{"error": ...}` for a bad one)."""
+        return self.predict_json({"premise": premise, "hypothesis": hypothesis})
 
     def _json_to_instance(self, json_dict: JsonDict) -> Instance:
         if not isinstance(json_dict, dict):

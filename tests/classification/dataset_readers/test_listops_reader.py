@@ -65,12 +65,21 @@ def test_broken_lines_are_counted_and_logged(caplog):
     assert f"{MALFORMED}:7: skipped: malformed expression: unknown token '[AVG'" in caplog.text
 
 
-def test_max_length_skips_long_lines():
+def test_max_length_leaves_long_lines_out_in_one_summary_line(caplog):
+    """Left out on purpose, not malformed: counted in `dropped`, in the summary, no line-by-line
+    warning (a protocol run leaves out ~9,100 lines)."""
     reader = ListOpsReader(max_length=10)
-    instances = list(reader.read(str(SAMPLE)))
+    with caplog.at_level(logging.INFO):
+        instances = list(reader.read(str(SAMPLE)))
     lengths = [len([s for s in text.split() if s not in ("(", ")")]) for _, text in sample_lines()]
-    assert len(instances) == sum(n <= 10 for n in lengths)
-    assert reader.skipped == {"too long": sum(n > 10 for n in lengths)}
+    left_out = sum(n > 10 for n in lengths)
+    assert left_out > 0 and len(instances) == sum(n <= 10 for n in lengths)
+    assert reader.dropped == {"over max_length 10": left_out} and not reader.skipped
+    assert [record.levelno for record in caplog.records] == [logging.INFO]
+    assert caplog.records[0].getMessage() == (
+        f"{SAMPLE}: read {len(instances)} instances; dropped {left_out} "
+        f"(over max_length 10: {left_out}); skipped 0 malformed"
+    )
 
 
 def test_text_to_instance_takes_plain_expressions():

@@ -102,7 +102,6 @@ def test_hostile_lines_are_counted_logged_skips(tmp_path, caplog):
             "malformed parse": 1,
             "parse tokens don't match the sentence": 1,
             "empty sentence": 1,
-            "too long": 1,
             "unknown label": 1,
             "missing field": 2,
             "bad field": 2,
@@ -112,7 +111,8 @@ def test_hostile_lines_are_counted_logged_skips(tmp_path, caplog):
     assert f"{path}:1: skipped: malformed parse" in caplog.text
     assert f"{path}:7: skipped: unknown label: 'great' is not one of pos, neg" in caplog.text
     assert f"{path}:8: skipped: missing field: label" in caplog.text
-    assert "read 2 instances; dropped 0; skipped 10 malformed" in caplog.text
+    assert reader.dropped == Counter({"over max_length 20": 1})
+    assert "read 2 instances; dropped 1 (over max_length 20: 1); skipped 9 malformed" in caplog.text
 
 
 def test_field_names_and_integer_labels_are_configurable():

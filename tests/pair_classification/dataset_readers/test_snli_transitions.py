@@ -220,11 +220,11 @@ def test_crop_pad_gives_the_papers_fixed_length(sample_instances):
     assert max(len(words(i, "premise")) for i in sample_instances) == 59
 
 
-def test_max_length_skips_long_pairs_without_cropping():
+def test_max_length_leaves_long_pairs_out_without_cropping():
     reader = SnliTransitionsReader(max_length=35)
     instances = read(reader, SAMPLE)
     # Premises of 40 and 59 words (the 40-word one also appears with gold "-": dropped first).
-    assert reader.skipped == Counter({"too long": 2})
+    assert reader.dropped["over max_length 35"] == 2 and not reader.skipped
     assert len(instances) == NUM_SAMPLE_LINES - len(NO_GOLD_PAIR_IDS) - 2
     assert all(len(words(i, side)) <= 35 for i in instances for side in ("premise", "hypothesis"))
 
@@ -232,7 +232,7 @@ def test_max_length_skips_long_pairs_without_cropping():
 def test_max_length_counts_words_before_cropping():
     reader = SnliTransitionsReader(max_length=35, crop_pad_length=10)
     instances = read(reader, SAMPLE)
-    assert reader.skipped == Counter({"too long": 2})
+    assert reader.dropped["over max_length 35"] == 2 and not reader.skipped
     assert all(len(words(i, "premise")) == 10 for i in instances)
 
 

@@ -71,3 +71,11 @@ def test_bad_lines_get_an_error_each_and_the_rest_go_on(predictor):
     for good in (0, 6):
         assert outputs[good]["label"] in {"entailment", "neutral", "contradiction"}
     assert outputs[1]["input"] == inputs[1]
+
+
+def test_predict_takes_a_premise_and_a_hypothesis(predictor):
+    pair = {"premise": "Two dogs run.", "hypothesis": "Animals move."}
+    output = predictor.predict(premise=pair["premise"], hypothesis=pair["hypothesis"])
+    assert output == predictor.predict_json(pair)
+    assert output["label"] in {"entailment", "neutral", "contradiction"}
+    assert "empty" in predictor.predict(premise="", hypothesis="Animals move.")["error"]
