@@ -7,11 +7,32 @@ import torch
 from torch import nn
 
 from spinn_allennlp.core.loop_weights import LoopLinear, loop_weights
-from spinn_allennlp.core.tape import WriteOnceTape
+from spinn_allennlp.core.tape import WriteOnceTape, add_rows
 
-# (children, extra) -> node rows, for the steps of one pass: ``children`` (r, 2, node_dim) holds
-# each row's left and right child, ``extra`` (r, extra_dim) its extra input or None.
-LoopComposition = Callable[[torch.Tensor, Optional[torch.Tensor]], torch.Tensor]
+
+class LoopComposition:
+    """A composition for the steps of one pass (``Composition.loop``): called as
+    ``(children, extra) -> nodes`` with ``children`` (r, 2, node_dim) each row's left and right
+    child and ``extra`` (r, extra_dim) its extra input or None; or :meth:`onto` a tape, reading
+    the children there and writing the nodes back (what a thin-stack step does)."""
+
+    def __init__(self, compose: Callable[[torch.Tensor, Optional[torch.Tensor]], torch.Tensor]):
+        self.compose = compose
+
+    def __call__(self, children: torch.Tensor, extra: Optional[torch.Tensor]) -> torch.Tensor:
+        return self.compose(children, extra)
+
+    def onto(
+        self,
+        tape: WriteOnceTape,
+        children: torch.Tensor,
+        written: torch.Tensor,
+        extra: Optional[torch.Tensor],
+    ) -> None:
+        """Rows ``written`` (r,) of ``tape`` := the composition of rows ``children`` (2r,:
+        each node's left then right child) with ``extra``."""
+        nodes = tape.read(children)
+        tape.write(written, self(nodes.view(written.size(0), 2, nodes.size(1)), extra))
 
 
 class BufferProjection(nn.Module):
@@ -115,12 +136,11 @@ class Composition(nn.Module):
 
     def loop(self, rows: Optional[int] = None) -> LoopComposition:
         """The composition for the many small calls of one pass of a step loop (the thin
-        stack), as ``(children, extra) -> nodes`` with ``children[:, 0]`` the left and
-        ``children[:, 1]`` the right child; ``rows``: how many rows the pass will compose in
+        stack, :class:`LoopComposition`); ``rows``: how many rows the pass will compose in
         all, when known. The same function as :meth:`forward`; a composition may compute it
         faster here (one weight-gradient product for the whole pass, fused steps). Call once
         per pass."""
-        return lambda children, extra: self(children[:, 0], children[:, 1], extra)
+        return LoopComposition(lambda children, extra: self(children[:, 0], children[:, 1], extra))
 
 
 class TreeLSTMComposition(Composition):
@@ -167,39 +187,67 @@ class TreeLSTMComposition(Composition):
     def loop(self, rows: Optional[int] = None) -> LoopComposition:
         """Eq. 1-3 as one autograd function per step (:class:`_TreeLSTMStep`: the gates'
         product, nonlinearities and cell update in forward, their derivatives written out in
-        backward), the weight gradient computed once for the whole pass (``loop_weights.py``)."""
-        linear, token = loop_weights(self.linear.weight, self.linear.bias, rows)
+        backward), the weight gradient computed once for the whole pass (``loop_weights.py``).
+        Without gradients, the same arithmetic with no autograd function around it."""
+        return _TreeLSTMLoop(*loop_weights(self.linear.weight, self.linear.bias, rows))
 
-        def compose(children: torch.Tensor, extra: Optional[torch.Tensor]) -> torch.Tensor:
-            return _TreeLSTMStep.apply(linear, token, children, extra)
 
-        return compose
+class _TreeLSTMLoop(LoopComposition):
+    """Eq. 1-3 for the steps of a pass (see :meth:`TreeLSTMComposition.loop`); on a tape, a
+    step's reads, composition and write are one autograd function (:class:`_TreeLSTMOnTape`)."""
+
+    def __init__(self, linear: LoopLinear, token: Optional[torch.Tensor]) -> None:
+        # (No bound method of its own kept: that would be a reference cycle holding the pass.)
+        self.linear, self.token = linear, token
+
+    def __call__(self, children: torch.Tensor, extra: Optional[torch.Tensor]) -> torch.Tensor:
+        if self.token is None and not torch.is_grad_enabled():
+            return _tree_lstm(self.linear, children, extra)[0]
+        return _TreeLSTMStep.apply(self.linear, self.token, children, extra)
+
+    def onto(self, tape, children, written, extra) -> None:
+        if not torch.is_grad_enabled():
+            super().onto(tape, children, written, extra)
+            return
+        tape.advance(
+            _TreeLSTMOnTape.apply(
+                tape.table, tape.token, self.linear, self.token, children, written, extra
+            )
+        )
+
+
+def _tree_lstm(linear: LoopLinear, children: torch.Tensor, extra: Optional[torch.Tensor]):
+    """Eq. 1-3 for r rows: ``children`` (r, 2, 2D) = [left; right] node rows [h; c], ``extra``
+    (r, E) or None. Returns the parent rows (r, 2D) = [h; c] and what the backward pass needs:
+    the sigmoid gates (r, 4, D) = i, f_left, f_right, o; tanh(g); tanh(c); the product's
+    place."""
+    rows, _, width = children.shape
+    size = width // 2
+    h_children, c_children = children.view(rows, 2, 2, size).unbind(2)  # (r, 2, D) each
+    h_children = h_children.reshape(rows, 2 * size)  # [h_left; h_right]
+    pieces = [h_children] if extra is None else [h_children, extra]
+    gates, place = linear.product(pieces)  # (r, 5D): i, f_left, f_right, o | g
+    tanh_g = torch.tanh(gates[:, 4 * size :])
+    acts = gates[:, : 4 * size].sigmoid_().view(rows, 4, size)
+    i, f_left, f_right, o = acts.unbind(1)
+    c_left, c_right = c_children.unbind(1)
+    # c = f_l * c_l + f_r * c_r + i * g; h = o * tanh(c)
+    c = f_left * c_left
+    c.addcmul_(f_right, c_right).addcmul_(i, tanh_g)
+    tanh_c = torch.tanh(c)
+    return torch.cat([o * tanh_c, c], dim=1), acts, tanh_g, tanh_c, place
 
 
 class _TreeLSTMStep(torch.autograd.Function):
-    """One TreeLSTM composition (eq. 1-3) of r rows: ``children`` (r, 2, 2D) = [left; right]
-    node rows [h; c], ``extra`` (r, E) or None -> (r, 2D) parent rows [h; c]. Saves the gate
-    activations, tanh(c) and the children; the product's input rows are kept by the
-    :class:`LoopLinear` for the pass's one weight-gradient product."""
+    """One TreeLSTM composition (eq. 1-3) of r rows (:func:`_tree_lstm`): ``children``
+    (r, 2, 2D) = [left; right] node rows [h; c], ``extra`` (r, E) or None -> (r, 2D) parent
+    rows [h; c]. Saves the gate activations, tanh(g), tanh(c) and the children; the product's
+    input rows are kept by the :class:`LoopLinear` for the pass's one weight-gradient
+    product."""
 
     @staticmethod
     def forward(ctx, linear: LoopLinear, token, children, extra):
-        rows, _, width = children.shape
-        size = width // 2
-        pieces = [children[:, 0, :size], children[:, 1, :size]]
-        if extra is not None:
-            pieces.append(extra)
-        gates, place = linear.product(pieces)
-        # i, f_left, f_right, o through sigmoid, g through tanh.
-        activated = _activate(gates, 4 * size)
-        acts, tanh_g = activated[:, : 4 * size].view(rows, 4, size), activated[:, 4 * size :]
-        out = children.new_empty(rows, width)
-        c = out[:, size:]
-        # c = f_l * c_l + f_r * c_r + i * g
-        torch.mul(acts[:, 1], children[:, 0, size:], out=c)
-        c.addcmul_(acts[:, 2], children[:, 1, size:]).addcmul_(acts[:, 0], tanh_g)
-        tanh_c = _tanh(c)
-        torch.mul(acts[:, 3], tanh_c, out=out[:, :size])
+        out, acts, tanh_g, tanh_c, place = _tree_lstm(linear, children, extra)
         ctx.linear, ctx.place, ctx.has_extra = linear, place, extra is not None
         ctx.save_for_backward(acts, tanh_g, tanh_c, children)
         return out
@@ -207,55 +255,76 @@ class _TreeLSTMStep(torch.autograd.Function):
     @staticmethod
     def backward(ctx, grad_out):
         acts, tanh_g, tanh_c, children = ctx.saved_tensors
-        rows, _, width = children.shape
-        size = width // 2
-        grad_h, grad_c = grad_out[:, :size], grad_out[:, size:]
-        # dL/dc, through h = o * tanh(c) and directly.
-        grad_cell = torch.ops.aten.tanh_backward(grad_h * acts[:, 3], tanh_c).add_(grad_c)
-        # Gradients of the gate pre-activations, (r, 5D): [i, f_l, f_r, o | g].
-        grads = ctx.linear.grad_rows(ctx.place, 5 * size, children)
-        sigmoid_part = grads[:, : 4 * size].view(rows, 4, size)
-        torch.mul(grad_cell, tanh_g, out=sigmoid_part[:, 0])
-        torch.mul(grad_cell.unsqueeze(1), children[:, :, size:], out=sigmoid_part[:, 1:3])
-        torch.mul(grad_h, tanh_c, out=sigmoid_part[:, 3])
-        torch.ops.aten.sigmoid_backward.grad_input(
-            grads[:, : 4 * size], acts.view(rows, 4 * size), grad_input=grads[:, : 4 * size]
+        grad_children, grad_extra = _tree_lstm_backward(
+            ctx, grad_out, acts, tanh_g, tanh_c, children
         )
-        tanh_part = grads[:, 4 * size :]
-        torch.mul(grad_cell, acts[:, 0], out=tanh_part)
-        torch.ops.aten.tanh_backward.grad_input(tanh_part, tanh_g, grad_input=tanh_part)
-        grad_inputs = ctx.linear.input_grad(grads, ctx.place)
-        grad_children = children.new_empty(children.shape)
-        grad_children[:, :, :size] = grad_inputs[:, : 2 * size].view(rows, 2, size)
-        torch.mul(grad_cell.unsqueeze(1), acts[:, 1:3], out=grad_children[:, :, size:])
-        grad_extra = grad_inputs[:, 2 * size :] if ctx.has_extra else None
         return None, _token_grad(ctx, grad_out), grad_children, grad_extra
 
 
-def _activate(gates: torch.Tensor, start: int, stop: Optional[int] = None) -> torch.Tensor:
-    """``gates`` (rows, width) through sigmoid, columns ``start:stop`` through tanh instead,
-    in place (``gates`` is a step's own product)."""
-    if gates.device.type != "cpu":
-        tanh = torch.tanh(gates[:, start:stop])
-        gates.sigmoid_()[:, start:stop] = tanh
-        return gates
-    # On the CPU, as tanh(x) = 2 sigmoid(2x) - 1, in the same sigmoid call (see _tanh).
-    gates[:, start:stop].mul_(2)
-    gates.sigmoid_()[:, start:stop].mul_(2).sub_(1)
-    return gates
+class _TreeLSTMOnTape(torch.autograd.Function):
+    """A thin-stack step's composition on the tape (``tape.py``): the children's rows read,
+    composed (:func:`_tree_lstm`) and the nodes written, as one autograd function. Its backward
+    does what the read's, the composition's and the write's would: takes the written rows'
+    gradients from the tape's gradient table (and clears them), runs the composition's
+    backward and adds the children's gradients into the table. The tape's token in and out
+    keeps the order of the backward passes (``tape.py``); the weights' token (input 3) makes
+    the pass's weight-gradient product run after every step's (``loop_weights.py``)."""
+
+    @staticmethod
+    def forward(ctx, table, tape_token, linear: LoopLinear, token, rows, written, extra):
+        data = table.data
+        children = data.index_select(0, rows).view(written.size(0), 2, data.size(1))
+        out, acts, tanh_g, tanh_c, place = _tree_lstm(linear, children, extra)
+        data.index_copy_(0, written, out if out.dtype == data.dtype else out.to(data.dtype))
+        ctx.table, ctx.linear, ctx.place, ctx.has_extra = table, linear, place, extra is not None
+        ctx.out_dtype = out.dtype
+        ctx.save_for_backward(acts, tanh_g, tanh_c, children, rows, written)
+        return tape_token.new_zeros(0)
+
+    @staticmethod
+    def backward(ctx, grad_token):
+        acts, tanh_g, tanh_c, children, rows, written = ctx.saved_tensors
+        grads = ctx.table.grad_table()
+        grad_out = grads.index_select(0, written)
+        # Cleared so that a second backward through a retained graph starts from zero.
+        grads.index_fill_(0, written, 0)
+        if grad_out.dtype != ctx.out_dtype:
+            grad_out = grad_out.to(ctx.out_dtype)
+        grad_children, grad_extra = _tree_lstm_backward(
+            ctx, grad_out, acts, tanh_g, tanh_c, children
+        )
+        add_rows(grads, rows, grad_children.view(rows.size(0), -1))
+        token_grad = grad_token.new_zeros(0) if ctx.needs_input_grad[3] else None
+        return None, grad_token.new_zeros(0), None, token_grad, None, None, grad_extra
 
 
-def _tanh(values: torch.Tensor) -> torch.Tensor:
-    """tanh; on the CPU as 2 sigmoid(2x) - 1, four elementwise passes that take less than half
-    the time of torch.tanh there (torch 2.13's CPU tanh kernel: 85 us for 24k floats, sigmoid
-    15 us). Its error is absolute, not relative: sigmoid's relative error u on a value <= 1,
-    doubled, then a subtraction exact for x >= -0.55 (Sterbenz) and rounded to <= u/2 below,
-    so <= 2.5u in all (u = 2^-24 in float32), where the numbers it feeds (c and h of a
-    TreeLSTM or LSTM cell, sums of terms of size ~1) carry rounding errors of that size
-    already. float64 checks see ~1e-16."""
-    if values.device.type != "cpu":
-        return torch.tanh(values)
-    return torch.sigmoid(values * 2).mul_(2).sub_(1)
+def _tree_lstm_backward(ctx, grad_out, acts, tanh_g, tanh_c, children):
+    """The gradients of :func:`_tree_lstm`'s children (r, 2, 2D) and extra input (or None)
+    from its output's, ``grad_out`` (r, 2D); ``ctx`` holds its ``linear``, ``place`` and
+    ``has_extra``."""
+    rows, _, width = children.shape
+    size = width // 2
+    grad_h, grad_c = grad_out[:, :size], grad_out[:, size:]
+    # dL/dc, through h = o * tanh(c) and directly.
+    grad_cell = torch.ops.aten.tanh_backward(grad_h * acts[:, 3], tanh_c).add_(grad_c)
+    # Gradients of the gate pre-activations, (r, 5D): [i, f_l, f_r, o | g].
+    grads = ctx.linear.grad_rows(ctx.place, 5 * size, children)
+    sigmoid_part = grads[:, : 4 * size].view(rows, 4, size)
+    torch.mul(grad_cell, tanh_g, out=sigmoid_part[:, 0])
+    torch.mul(grad_cell.unsqueeze(1), children[:, :, size:], out=sigmoid_part[:, 1:3])
+    torch.mul(grad_h, tanh_c, out=sigmoid_part[:, 3])
+    torch.ops.aten.sigmoid_backward.grad_input(
+        grads[:, : 4 * size], acts.view(rows, 4 * size), grad_input=grads[:, : 4 * size]
+    )
+    tanh_part = grads[:, 4 * size :]
+    torch.mul(grad_cell, acts[:, 0], out=tanh_part)
+    torch.ops.aten.tanh_backward.grad_input(tanh_part, tanh_g, grad_input=tanh_part)
+    grad_inputs = ctx.linear.input_grad(grads, ctx.place)
+    grad_children = children.new_empty(children.shape)
+    grad_children[:, :, :size] = grad_inputs[:, : 2 * size].view(rows, 2, size)
+    torch.mul(grad_cell.unsqueeze(1), acts[:, 1:3], out=grad_children[:, :, size:])
+    grad_extra = grad_inputs[:, 2 * size :] if ctx.has_extra else None
+    return grad_children, grad_extra
 
 
 def _token_grad(ctx, like: torch.Tensor) -> Optional[torch.Tensor]:
@@ -390,50 +459,56 @@ class TrackerLoop:
         the stack second and top, ``state`` (h, c), ``summaries`` (k, 2S) or None. Returns the
         new state (h, c); the parser's logits are the tracker's ``transition_classifier(h)``,
         left to the caller (who may score every step at once after the last)."""
-        return _LSTMStep.apply(
-            self.linear,
-            self.token,
-            self.buffer.read(buffer_top),
-            state[1],
-            stack,
-            summaries,
-            state[0],
-        )
+        added = self.buffer.read(buffer_top)
+        if self.token is None and not torch.is_grad_enabled():
+            return _lstm_step(self.linear, added, state[1], stack, summaries, state[0])[:2]
+        return _LSTMStep.apply(self.linear, self.token, added, state[1], stack, summaries, state[0])
+
+
+def _lstm_step(linear: LoopLinear, added, c_prev, stack, summaries, h_prev):
+    """One ``nn.LSTMCell`` step (gates i, f, g, o) of k rows whose input product is ``added``
+    (k, 4T) plus the product of [stack (k, 2, D) flattened; summaries; h_prev]. Returns h, c
+    and what the backward pass needs: the gates through sigmoid (g's columns unused), tanh(g),
+    tanh(c) and the product's place."""
+    rows, _, size = stack.shape
+    pieces = [stack.view(rows, 2 * size)]
+    if summaries is not None:
+        pieces.append(summaries)
+    pieces.append(h_prev)
+    gates, place = linear.product(pieces, added)
+    width = h_prev.size(1)
+    tanh_g = torch.tanh(gates[:, 2 * width : 3 * width])
+    acts = gates.sigmoid_()
+    i, f, _, o = acts.view(rows, 4, width).unbind(1)
+    c = f * c_prev
+    c.addcmul_(i, tanh_g)
+    tanh_c = torch.tanh(c)
+    return o * tanh_c, c, acts, tanh_g, tanh_c, place
 
 
 class _LSTMStep(torch.autograd.Function):
-    """One LSTM cell step (``nn.LSTMCell``'s gates i, f, g, o) of k rows whose input product
-    is ``added`` (k, 4T) plus the product of [stack (k, 2, D) flattened; summaries; h_prev]."""
+    """One LSTM cell step of k rows (:func:`_lstm_step`), its backward written out."""
 
     @staticmethod
     def forward(ctx, linear: LoopLinear, token, added, c_prev, stack, summaries, h_prev):
-        rows, _, size = stack.shape
-        pieces = [stack[:, 0], stack[:, 1]]
-        if summaries is not None:
-            pieces.append(summaries)
-        pieces.append(h_prev)
-        gates, place = linear.product(pieces, added)
-        width = h_prev.size(1)
-        acts = _activate(gates, 2 * width, 3 * width)
-        i, f, g, o = acts.view(rows, 4, width).unbind(1)
-        c = f * c_prev
-        c.addcmul_(i, g)
-        tanh_c = _tanh(c)
-        h = o * tanh_c
+        h, c, acts, tanh_g, tanh_c, place = _lstm_step(
+            linear, added, c_prev, stack, summaries, h_prev
+        )
         ctx.linear, ctx.place = linear, place
-        ctx.size, ctx.summary_width = size, 0 if summaries is None else summaries.size(1)
-        ctx.save_for_backward(acts, c_prev, tanh_c)
+        ctx.size = stack.size(2)
+        ctx.summary_width = 0 if summaries is None else summaries.size(1)
+        ctx.save_for_backward(acts, tanh_g, c_prev, tanh_c)
         return h, c
 
     @staticmethod
     def backward(ctx, grad_h, grad_c):
-        acts, c_prev, tanh_c = ctx.saved_tensors
+        acts, tanh_g, c_prev, tanh_c = ctx.saved_tensors
         rows, width = c_prev.shape
-        i, f, g, o = acts.view(rows, 4, width).unbind(1)
+        i, f, _, o = acts.view(rows, 4, width).unbind(1)
         grad_cell = torch.ops.aten.tanh_backward(grad_h * o, tanh_c).add_(grad_c)
         grads = ctx.linear.grad_rows(ctx.place, 4 * width, acts)
         parts = grads.view(rows, 4, width)
-        torch.mul(grad_cell, g, out=parts[:, 0])
+        torch.mul(grad_cell, tanh_g, out=parts[:, 0])
         torch.mul(grad_cell, c_prev, out=parts[:, 1])
         torch.mul(grad_cell, i, out=parts[:, 2])
         torch.mul(grad_h, tanh_c, out=parts[:, 3])
@@ -444,7 +519,7 @@ class _LSTMStep(torch.autograd.Function):
                 part, acts[:, start * width : stop * width], grad_input=part
             )
         part = grads[:, 2 * width : 3 * width]
-        torch.ops.aten.tanh_backward.grad_input(part, g, grad_input=part)
+        torch.ops.aten.tanh_backward.grad_input(part, tanh_g, grad_input=part)
         grad_inputs = ctx.linear.input_grad(grads, ctx.place)
         size, summary_width = ctx.size, ctx.summary_width
         grad_stack = grad_inputs[:, : 2 * size].view(rows, 2, size)

@@ -62,6 +62,7 @@ class LoopLinear:
         autocast = torch.is_autocast_enabled(device_type) and weight.dtype != torch.float64
         self.dtype = torch.get_autocast_dtype(device_type) if autocast else weight.dtype
         self.matrix = weight.detach().to(self.dtype)
+        self.matrix_t = self.matrix.t()
         self.bias = None if bias is None else bias.detach()
         self.keeps = keeps
         # Per block: inputs (BLOCK_ROWS, in), the rows used, and, once a backward reaches the
@@ -87,19 +88,22 @@ class LoopLinear:
         """``x W^T + b + added`` for ``x`` the columns ``pieces`` side by side (each (r, ...)),
         in the pieces' dtype (the product in :attr:`dtype`), and where this step's rows are
         kept: the place :meth:`grad_rows` and :meth:`input_grad` take in its backward."""
-        rows = self._keep(pieces) if self.keeps else torch.cat(pieces, dim=1)
+        if self.keeps:
+            rows = self._keep(pieces)
+        else:
+            rows = pieces[0] if len(pieces) == 1 else torch.cat(pieces, dim=1)
         place = (len(self._inputs) - 1, self._used[-1] - rows.size(0)) if self.keeps else (-1, 0)
         dtype = pieces[0].dtype
         if self.dtype == dtype:
             addend = added if added is not None else self.bias
             if addend is None:
-                return torch.mm(rows, self.matrix.t()), place
-            out = torch.addmm(addend, rows, self.matrix.t())
+                return torch.mm(rows, self.matrix_t), place
+            out = torch.addmm(addend, rows, self.matrix_t)
             if added is not None and self.bias is not None:
                 out.add_(self.bias)
             return out, place
         # Mixed precision: the product in self.dtype, the sums in the pieces' dtype.
-        out = torch.mm(rows.to(self.dtype), self.matrix.t()).to(dtype)
+        out = torch.mm(rows.to(self.dtype), self.matrix_t).to(dtype)
         if added is not None:
             out.add_(added)
         if self.bias is not None:
@@ -156,7 +160,7 @@ class LoopLinear:
         elif grad.dtype != self.dtype:
             grad = grad.to(self.dtype)
         out = grad.mm(self.matrix)
-        return out.to(output_grad.dtype)
+        return out if out.dtype == output_grad.dtype else out.to(output_grad.dtype)
 
     def weight_grad(self, dtype: torch.dtype, bias: bool):
         """The weight's (and bias's) gradient over every kept step, one product per block of

@@ -75,11 +75,24 @@ class WriteOnceTape:
         """The latest write's token (see the module docstring)."""
         return self._token
 
+    def advance(self, token: torch.Tensor) -> None:
+        """Takes ``token`` as the latest write's: the output of an autograd function defined
+        elsewhere that took :attr:`token` as an input and wrote to :attr:`table` (its backward
+        hands the written rows' gradients on and clears them, as a write's does)."""
+        self._token = token
+
     def write(self, index: torch.Tensor, value: torch.Tensor) -> None:
+        if not torch.is_grad_enabled():  # nothing to order: no autograd function
+            data = self._table.data
+            data.index_copy_(0, index, value if value.dtype == data.dtype else value.to(data.dtype))
+            return
         self._token = _Write.apply(self._table, self._token, value, index)
 
     def read(self, index: torch.Tensor, columns: Optional[int] = None) -> torch.Tensor:
         """The rows at ``index`` (their first ``columns`` columns, when given)."""
+        if not torch.is_grad_enabled():
+            data = self._table.data
+            return (data if columns is None else data[:, :columns]).index_select(0, index)
         return _Read.apply(self._table, self._token, index, columns)
 
     @property
@@ -93,7 +106,9 @@ class WriteOnceTape:
 class _Write(torch.autograd.Function):
     @staticmethod
     def forward(ctx, table: _Table, token, value, index):
-        table.data.index_copy_(0, index, value.to(table.data.dtype))
+        table.data.index_copy_(
+            0, index, value if value.dtype == table.data.dtype else value.to(table.data.dtype)
+        )
         ctx.table = table
         ctx.value_dtype = value.dtype
         ctx.save_for_backward(index)
@@ -103,7 +118,9 @@ class _Write(torch.autograd.Function):
     def backward(ctx, grad_token):
         (index,) = ctx.saved_tensors
         grads = ctx.table.grad_table()
-        grad_value = grads.index_select(0, index).to(ctx.value_dtype)
+        grad_value = grads.index_select(0, index)
+        if grad_value.dtype != ctx.value_dtype:
+            grad_value = grad_value.to(ctx.value_dtype)
         # Cleared so that a second backward through a retained graph starts from zero.
         grads.index_fill_(0, index, 0)
         return None, grad_token.new_zeros(0), grad_value, None
@@ -121,15 +138,22 @@ class _Read(torch.autograd.Function):
     @staticmethod
     def backward(ctx, grad_rows):
         (index,) = ctx.saved_tensors
-        grads = ctx.table.grad_table()
-        grad_rows = grad_rows.to(grads.dtype)
-        # Both sum repeated indices. On the CPU with torch 2.13 (rows of 600 floats) index_add_
-        # was measured 2-3x faster than index_put_(accumulate=True) on whole rows and 3x
-        # slower on the first columns of each row (a strided view); an older setup had found
-        # index_add_ far slower, so measure again before changing this. On GPUs index_put_ (no
-        # atomics: the same sums every run).
-        if ctx.columns is None and grads.device.type == "cpu":
-            grads.index_add_(0, index, grad_rows)
-        else:
-            grads[:, : ctx.columns].index_put_((index,), grad_rows, accumulate=True)
+        add_rows(ctx.table.grad_table(), index, grad_rows, ctx.columns)
         return None, grad_rows.new_zeros(0), None, None
+
+
+def add_rows(
+    grads: torch.Tensor, index: torch.Tensor, rows: torch.Tensor, columns: Optional[int] = None
+) -> None:
+    """``grads[index, :columns] += rows``, repeated indices summed: a read's backward."""
+    if rows.dtype != grads.dtype:
+        rows = rows.to(grads.dtype)
+    # Both sum repeated indices. On the CPU with torch 2.13 (rows of 600 floats) index_add_
+    # was measured 2-3x faster than index_put_(accumulate=True) on whole rows and 3x slower on
+    # the first columns of each row (a strided view); an older setup had found index_add_ far
+    # slower, so measure again before changing this. On GPUs index_put_ (no atomics: the same
+    # sums every run).
+    if columns is None and grads.device.type == "cpu":
+        grads.index_add_(0, index, rows)
+    else:
+        grads[:, :columns].index_put_((index,), rows, accumulate=True)

@@ -209,20 +209,22 @@ def test_default_tree_when_no_transitions():
 
 
 def count_compositions(model, forward):
-    """Calls of the composition: of its forward (the level-wise path) and of the function its
-    ``loop()`` gives a pass of the thin stack."""
+    """Calls of the composition: of its forward (the level-wise path) and of what its
+    ``loop()`` gives a pass of the thin stack (a step composes ``onto`` the tape)."""
     calls = []
     handle = model.compose.register_forward_hook(lambda *_: calls.append(1))
     loop = model.compose.loop
 
     def counted_loop(*args):
         compose = loop(*args)
+        onto = compose.onto
 
         def counted(*args):
             calls.append(1)
-            return compose(*args)
+            return onto(*args)
 
-        return counted
+        compose.onto = counted
+        return compose
 
     model.compose.loop = counted_loop
     try:

@@ -43,14 +43,16 @@ def run_thin_stack(
     batch: PreparedBatch, parts: SpinnParts, policy: TransitionPolicy
 ) -> SpinnOutput:
     """Encodes ``batch`` step by step, the transitions chosen by ``policy``."""
-    tape, order, node_dim = batch.tape, batch.order, parts.node_dim
+    tape, order = batch.tape, batch.order
     static = parts.uses_static_shapes(batch.device)
     # Everything below is in longest-first order: sorted row i is sentence order[i], whose
     # tape block starts at i * rows_per_sentence.
-    steps = torch.arange(batch.total_steps, device=batch.device).unsqueeze(1)
-    active = batch.num_steps.index_select(0, order).unsqueeze(0) > steps  # (T, B)
+    step_numbers = torch.arange(batch.total_steps, device=batch.device).unsqueeze(1)
+    active = batch.num_steps.index_select(0, order).unsqueeze(0) > step_numbers  # (T, B)
     given = _sorted_steps(batch.transitions, order)  # (T, B) or None
-    given_types = _sorted_steps(batch.reduce_types, order)
+    steps = batch.total_steps
+    given_steps = _per_step(given, steps)
+    given_types = _per_step(_sorted_steps(batch.reduce_types, order), steps)
     # How many sentences each step works on: all of them, or (sparse) those still running.
     running = [batch.batch_size] * batch.total_steps if static else active.sum(dim=1).tolist()
     stack: _Stack
@@ -61,23 +63,23 @@ def run_thin_stack(
     reader = _Tracked(parts, batch, stack, policy) if parts.tracker is not None else _Untracked()
     record = _Record(batch, static, stack)
     compose = parts.compose.loop(stack.composed)
-    node_inputs: List[Optional[torch.Tensor]] = [None] * batch.total_steps
-    if batch.node_inputs is not None:
-        # One input per step for the node it makes (unbind: one cheap backward for all steps).
-        node_inputs = list(batch.node_inputs.index_select(0, order)[:, : len(running)].unbind(1))
+    node_inputs = batch.node_inputs
+    if node_inputs is not None:
+        node_inputs = node_inputs.index_select(0, order).transpose(0, 1)  # (T'', B, width)
+    node_inputs_steps = _per_step(node_inputs, steps)
 
     for t, k in enumerate(running):
         # Rows of the buffer top, stack second and stack top: what a SHIFT would push and
         # the left and right child a REDUCE would compose.
         tops = stack.tops(t, k)
-        tracker_state, logits, type_logits = reader.observe(tops, stack, k)
+        tracker_state, logits, type_logits = reader.observe(tops, stack, t, k)
         choice = policy.choose(
             Step(
                 t,
                 logits,
                 type_logits,
-                given=_running(given, t, k),
-                given_types=_running(given_types, t, k),
+                given=_running(given_steps[t], k),
+                given_types=_running(given_types[t], k),
                 legality=stack.legality(k),
                 order=order,
             )
@@ -91,7 +93,7 @@ def run_thin_stack(
         # Static shapes: sentences that have ended still run, but move no more.
         action = torch.where(active[t], choice.action, PAD) if static else choice.action
         extra = parts.extra_input(
-            tracker_state, _running(node_inputs[t], None, k), parts.type_vector(choice.types)
+            tracker_state, _running(node_inputs_steps[t], k), parts.type_vector(choice.types)
         )
         # REDUCE: S[t] := COMPOSE(left = stack second, right = stack top), for the rows
         # ``rows`` of the running sentences (None: all of them, whatever they do).
@@ -99,7 +101,7 @@ def run_thin_stack(
         if children.numel():
             if rows is not None and extra is not None:
                 extra = extra.index_select(0, rows)
-            tape.write(written, compose(tape.read(children).view(-1, 2, node_dim), extra))
+            compose.onto(tape, children, written, extra)
         # Push: the buffer top for a SHIFT, S[t] in place of its children for a REDUCE.
         pushed = stack.push(t, k, action, tops)
         reader.pushed(pushed, stack, t, k)
@@ -173,6 +175,10 @@ class _Stack:
     def tops(self, t: int, k: int) -> torch.Tensor:
         raise NotImplementedError
 
+    def tracker_rows(self, t: int, k: int, tops: torch.Tensor) -> Tuple[torch.Tensor, torch.Tensor]:
+        """The rows the tracker reads: the buffer tops (k,), and stack second and top (2k,)."""
+        return tops[:, 0], tops[:, 1:].flatten()
+
     def legality(self, k: int) -> Optional[Callable]:
         return None
 
@@ -209,15 +215,17 @@ class _Planned(_Stack):
             given.t(), lengths, base, batch.max_tokens
         )
         self.followed = given
-        self.full = batch.batch_size
         self.steps = sum(running)
         total_steps = len(running)
         first = base + 1 + batch.max_tokens
+        # Per step: every sentence's tops, buffer top and stack second and top.
+        self.step_tops = list(self.all_tops.unbind())
+        self.buffer_tops = list(self.all_tops[:, :, 0].unbind())
+        self.stacks = list(self.all_tops[:, :, 1:].reshape(total_steps, -1).unbind())
         self.rows: Optional[List[torch.Tensor]] = None
         if static:
-            children = self.all_tops[:, :, 1:].reshape(total_steps, -1)
             written = first + torch.arange(total_steps, device=base.device).unsqueeze(1)
-            self.children, self.written = list(children.unbind()), list(written.unbind())
+            self.children, self.written = self.stacks, list(written.unbind())
             self.composed = self.steps
             return
         # Sparse: the running rows that REDUCE at each step, their children and rows: one
@@ -232,7 +240,10 @@ class _Planned(_Stack):
         self.written = list(first.index_select(0, row).add_(step).split(counts))
 
     def tops(self, t: int, k: int) -> torch.Tensor:
-        return self.all_tops[t] if k == self.full else self.all_tops[t, :k]
+        return _prefix(self.step_tops[t], k)
+
+    def tracker_rows(self, t: int, k: int, tops: torch.Tensor) -> Tuple[torch.Tensor, torch.Tensor]:
+        return _prefix(self.buffer_tops[t], k), _prefix(self.stacks[t], 2 * k)
 
     def reductions(self, t, k, tops, action):
         return None if self.rows is None else self.rows[t], self.children[t], self.written[t]
@@ -321,18 +332,28 @@ def _sorted_steps(per_step: Optional[torch.Tensor], order: torch.Tensor) -> Opti
     return None if per_step is None else per_step.index_select(0, order).t().contiguous()
 
 
-def _running(per_step: Optional[torch.Tensor], t: Optional[int], k: int) -> Optional[torch.Tensor]:
-    """Row t's first k columns of a (T, B) tensor (the whole of a (B, ...) one when t is
-    None): the running sentences' values at step t; None stays None."""
-    if per_step is None:
-        return None
-    return per_step[:k] if t is None else per_step[t, :k]
+def _per_step(values: Optional[torch.Tensor], count: int) -> List[Optional[torch.Tensor]]:
+    """(T, B, ...) -> one (B, ...) tensor for each of the first ``count`` steps (one op for
+    all: unbind); Nones for None."""
+    if values is None:
+        return [None] * count
+    return [step for step in values.unbind(0)[:count]]
+
+
+def _prefix(values: torch.Tensor, k: int) -> torch.Tensor:
+    """The first k rows of ``values``: the running sentences'."""
+    return values if values.size(0) == k else values[:k]
+
+
+def _running(values: Optional[torch.Tensor], k: int) -> Optional[torch.Tensor]:
+    """The first k rows of ``values``; None stays None."""
+    return None if values is None else _prefix(values, k)
 
 
 class _Untracked:
     """A model without a tracker: no tracker state, and no parser speaks."""
 
-    def observe(self, tops: torch.Tensor, stack: _Stack, k: int):
+    def observe(self, tops: torch.Tensor, stack: _Stack, t: int, k: int):
         return None, None, None
 
     def pushed(self, pushed, stack: _Stack, t: int, k: int) -> None:
@@ -403,16 +424,16 @@ class _Tracked:
             else None
         )
 
-    def observe(self, tops: torch.Tensor, stack: _Stack, k: int):
+    def observe(self, tops: torch.Tensor, stack: _Stack, t: int, k: int):
+        buffer_tops, stack_rows = stack.tracker_rows(t, k, tops)
         # h of [stack second, stack top].
-        rows = tops[:, 1:].flatten()
-        h = self.parts.parser_view(self.tape.read(rows, self.hidden_dim))
+        h = self.parts.parser_view(self.tape.read(stack_rows, self.hidden_dim))
         summaries = None
         if self.summaries is not None:
             assert isinstance(stack, _Pointers)
             summaries = self.summaries.read(stack.cursor[:k], stack.buffer_start)
         self.state = self.loop(
-            self.word_index.index_select(0, tops[:, 0]),
+            self.word_index.index_select(0, buffer_tops),
             h.view(k, 2, self.hidden_dim),
             _first(self.state, k),
             summaries,
