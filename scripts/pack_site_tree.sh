@@ -2,7 +2,7 @@
 # Packs the run-time dependencies (requirements/lock.txt) that a machine without a package index
 # lacks, for another Python version, as one archive of an unpacked site tree: how AllenNLP went
 # to the GPU machines (docs/speed.md). There, with the checkout as the working directory:
-#   mkdir -p /tmp/s && tar -xJf site.tar.xz -C /tmp/s && export PYTHONPATH=$PWD:/tmp/s/site
+#   mkdir -p site && tar -xJf site.tar.xz -C site && export PYTHONPATH=$PWD:$PWD/site/site
 #   python3 -m allennlp train ... --include-package spinn_allennlp
 #
 #   PYTHON=python3.12 scripts/pack_site_tree.sh OUT.tar.xz [SKIP_FILE]

@@ -20,12 +20,14 @@ from outside the repository, in one interpreter (AllenNLP's CLI import costs ~16
 """
 
 import json
+import re
+import shlex
 
 import pytest
 import torch
 
 from spinn_allennlp.dependency_warnings import startup_line
-from spinn_allennlp.testing import CONFIGS_ROOT, FIXTURES_ROOT
+from spinn_allennlp.testing import CONFIGS_ROOT, FIXTURES_ROOT, PROJECT_ROOT
 from spinn_allennlp.testing.cli import run_allennlp_commands
 from spinn_allennlp.testing.configs import (
     LISTOPS_SAMPLE,
@@ -59,6 +61,25 @@ PREDICT_LINES = [
 
 
 # The second is empty: AllenNLP's text_classifier predictor raised on it and wrote nothing more.
+
+
+def readme_smoke_run():
+    """The README's smoke run: its paragraph, and the train command (as arguments after
+    `allennlp`), the pair it writes and where, and the predict command."""
+    readme = (PROJECT_ROOT / "README.md").read_text()
+    start = readme.index("**A one-minute smoke run**")
+    section = readme[start : readme.index("**The full run**")]
+    block = re.search(r"```bash\n(.*?)```", section, flags=re.S)
+    assert block, "the README's smoke run has no bash block"
+    train, echo, predict = [
+        shlex.split(line) for line in block.group(1).replace("\\\n", " ").splitlines()
+    ]
+    assert train[:2] == [".venv/bin/allennlp", "train"] and predict[1] == "predict"
+    assert echo[0] == "echo" and echo[2] == ">"
+    return section, train[1:], echo[1], echo[3], predict[1:]
+
+
+SMOKE_SECTION, SMOKE_TRAIN, SMOKE_PAIR, SMOKE_PAIRS, SMOKE_PREDICT = readme_smoke_run()
 SENTENCES = ["A lovely film.", "", "Dull (and long)."]
 # The ListOps model's validation reader stops after 5 of the sample's 24 lines.
 LISTOPS_SMALL = listops_small_overrides(
@@ -129,11 +150,21 @@ def runs(tmp_path_factory):
             "2",
             "--silent",
             "--output-file",
-            "predictions.jsonl",
+            "bad_line_predictions.jsonl",
             *include,
         ],
+        # The README's smoke run as it stands there (the config's path made absolute).
+        [*SMOKE_TRAIN[:1], str(PROJECT_ROOT / SMOKE_TRAIN[1]), *SMOKE_TRAIN[2:]],
+        SMOKE_PREDICT,
     ]
-    env = {"TEXT_TRAIN": str(TEXT_SAMPLE), "TEXT_DEV": str(TEXT_SAMPLE)}
+    (root / SMOKE_PAIRS).write_text(SMOKE_PAIR + "\n", encoding="utf-8")
+    env = {
+        "TEXT_TRAIN": str(TEXT_SAMPLE),
+        "TEXT_DEV": str(TEXT_SAMPLE),
+        # The bundled SNLI data, which the smoke run's config finds from the repository root.
+        "SNLI_TRAIN": str(PROJECT_ROOT / "data" / "snli" / "snli_1.0_train_0.01.jsonl.gz"),
+        "SNLI_DEV": str(PROJECT_ROOT / "data" / "snli" / "snli_1.0_dev.jsonl.gz"),
+    }
     # The start-up file an installed spinn_allennlp puts in site-packages (setup.py).
     site_dir = root / "site-packages"
     site_dir.mkdir()
@@ -242,7 +273,9 @@ def test_predict_names_bad_lines_by_their_line_in_the_file(runs):
     assert "line 3: bad JSON" in output
     assert "line 5: missing field: sentence2 or hypothesis" in output
     assert "input 0" not in output
-    outputs = [json.loads(line) for line in (root / "predictions.jsonl").read_text().splitlines()]
+    outputs = [
+        json.loads(line) for line in (root / "bad_line_predictions.jsonl").read_text().splitlines()
+    ]
     # Output line k answers input line k: the blank line 2 too.
     assert ["error" in output for output in outputs] == [False, True, True, False, True]
     assert outputs[1] == {"error": "blank line", "input": ""}
@@ -255,3 +288,23 @@ def test_no_dependency_warnings_reach_the_user(runs):
     for text in ("Failed to load image Python extension", "custom_fwd", "amp.autocast"):
         assert text not in output
     assert "FutureWarning" not in output and "UserWarning" not in output
+
+
+def test_the_readmes_smoke_run_gives_what_the_readme_says(runs):
+    """Run as the README writes it: a barely trained model, its dev accuracy the one the README
+    states (chance level, give or take what CPUs and seeds move), and a prediction with the
+    fields of the README's example output."""
+    root, _ = runs
+    claimed = re.search(r"dev accuracy (\d+) %", SMOKE_SECTION.replace("\n", " "))
+    assert claimed, "the README's smoke run states no dev accuracy"
+    metrics = json.loads((root / "out" / "smoke" / "metrics.json").read_text())
+    assert metrics["epoch"] == 0
+    assert abs(metrics["validation_accuracy"] - int(claimed.group(1)) / 100) < 0.1
+    readme = (PROJECT_ROOT / "README.md").read_text()
+    example = json.loads(re.search(r"```json\n(\{.*?\})\n```", readme, flags=re.S).group(1))
+    (prediction,) = [
+        json.loads(line) for line in (root / "predictions.jsonl").read_text().splitlines()
+    ]
+    assert set(prediction) == set(example)
+    assert sum(prediction["probs"]) == pytest.approx(1.0, abs=1e-5)
+    assert prediction["premise_transitions_source"] == "predicted"

@@ -3,6 +3,7 @@ repository, make targets, script options, registered predictors. (Running them v
 hours of training; what is checked here is what goes stale when code moves. docs/testing.md says
 which commands were also run verbatim, and with what output.)"""
 
+import json
 import os
 import re
 import shlex
@@ -132,6 +133,42 @@ def written_files():
                 yield path
 
 
+def committed_text_files() -> List[Path]:
+    """Every file git tracks that is text (no NUL byte in its first 8 KB), this one aside: it
+    names the paths it looks for."""
+    listing = subprocess.run(
+        ["git", "ls-files", "-z"], cwd=PROJECT_ROOT, capture_output=True, check=True
+    ).stdout.decode()
+    files = []
+    for name in filter(None, listing.split("\0")):
+        path = PROJECT_ROOT / name
+        if path == Path(__file__).resolve() or not path.is_file():
+            continue
+        with path.open("rb") as handle:
+            if b"\0" not in handle.read(8192):
+                files.append(path)
+    return files
+
+
+# Absolute paths of a machine: checkouts, runs and scratch folders (/tmp too: a committed file
+# that names one names where it was made).
+ABSOLUTE_MACHINE_PATHS = re.compile(r"(?<![\w.])/(?:work|root|home|Users|mnt|tmp)/")
+
+
+def test_no_committed_text_file_names_an_absolute_machine_path():
+    """Results, benchmarks' JSON, configs and job lists included: a user copying a run's
+    config.json found the archive path of the machine it ran on."""
+    files = committed_text_files()
+    assert len(files) > 200 and any(path.suffix == ".json" for path in files)
+    found = [
+        f"{path.relative_to(PROJECT_ROOT)}:{number}: {line.strip()[:160]}"
+        for path in files
+        for number, line in enumerate(path.read_text(errors="replace").splitlines(), 1)
+        if ABSOLUTE_MACHINE_PATHS.search(line)
+    ]
+    assert not found, "\n".join(found)
+
+
 def test_no_document_or_source_names_a_path_of_the_machine_it_was_made_on():
     found = [
         f"{path.relative_to(PROJECT_ROOT)}:{number}: {line.strip()}"
@@ -216,3 +253,46 @@ def test_every_documented_module_and_console_command_runs(where, command, tmp_pa
     if command == "spinn_allennlp.demo.static":
         page = (tmp_path / "predictions.html").read_text()
         assert page.count("<svg") == 2 and "Animals" in page  # both trees, the hypothesis's words
+
+
+def test_what_the_readmes_commands_write_is_git_ignored():
+    """The quick start's files (pairs.jsonl, predictions.jsonl, predictions.html) and its
+    output folders stay out of `git status` in the checkout they are run from."""
+    written = set()
+    for where, command in COMMANDS:
+        if where != "README.md":
+            continue
+        tokens = words(command)
+        # `allennlp ... -o` gives overrides; other programs' `-o` is an output file.
+        outputs = {"-s", "--output-file", ">"} | (
+            set() if tokens[0].split("/")[-1] == "allennlp" else {"-o"}
+        )
+        for position, token in enumerate(tokens[:-1]):
+            if token in outputs:
+                written.add(tokens[position + 1])
+    assert {"pairs.jsonl", "predictions.jsonl", "predictions.html", "out/smoke"} <= written
+    result = subprocess.run(
+        ["git", "check-ignore", "--no-index", *sorted(written)],
+        cwd=PROJECT_ROOT,
+        capture_output=True,
+        text=True,
+    )
+    assert set(result.stdout.split()) == written, result.stderr
+
+
+README_PARSE = re.compile(
+    r"`(tokens, transitions = core\.transitions\.parse_to_transitions\(.*?\))`"
+)
+
+
+def test_the_readmes_parse_to_transitions_line_runs_as_written():
+    """`parse_to_transitions` returns (tokens, transitions): the README's line unpacks both
+    and states what they are."""
+    readme = (PROJECT_ROOT / "README.md").read_text()
+    match = README_PARSE.search(readme.replace("\n", " "))
+    assert match, "the README shows no `tokens, transitions = core.transitions.parse_to_...`"
+    namespace: dict = {}
+    exec("from spinn_allennlp import core\n" + match.group(1), namespace)
+    tokens, transitions = namespace["tokens"], namespace["transitions"]
+    stated = f"gives `{json.dumps(tokens)}`, `{json.dumps(transitions)}`"
+    assert stated in readme.replace("\n", " "), stated
