@@ -10,7 +10,7 @@
 // The protocol (trained to convergence on a 2-core CPU, one thread per run): the whole
 // generated training file (85,000 lines, the published 90k less our 5,000 dev lines), of which
 // the 75,899 lines of at most 100 tokens are kept, as the published setups train (the reader
-// counts the rest as skipped); dev and test keep every length, so the > 100-token test lines
+// counts the rest as dropped); dev and test keep every length, so the > 100-token test lines
 // measure length generalisation. D = 128 (Ordered Memory's and Havrylov et al.'s size),
 // embeddings 128, one MLP layer. Adam, the learning rate halved when dev accuracy has not
 // improved for 2 epochs (`reduce_on_plateau`, registered by this plugin: AllenNLP's breaks on
