@@ -20,7 +20,9 @@ import torch
 from torch import nn
 from torch.nn.utils.rnn import pack_padded_sequence
 
+from spinn_allennlp.core.graphs import GraphedPasses
 from spinn_allennlp.core.output import SpinnOutput
+from spinn_allennlp.core.policies import policy_for_mode
 from spinn_allennlp.core.runners import run_levelwise
 from spinn_allennlp.core.spinn import Spinn
 from spinn_allennlp.core.transitions import REDUCE, SHIFT
@@ -47,6 +49,8 @@ NAIVE_STACK = "naive stack-copy SPINN-PI-NT"
 PI_COMPILED = "SPINN-PI, torch.compile'd cells"
 SPINN_COMPILED = "SPINN (own parser), torch.compile'd cells"
 COMPILED = {PI_COMPILED: PI, SPINN_COMPILED: SPINN_FULL}
+# Rows replayed from CUDA graphs (``--cuda-graphs``): row -> the eager row of the same model.
+GRAPHED = {f"{name}, CUDA graphs": name for name in (PI_NT, PI, SPINN_FULL, SPINN_SAMPLED)}
 
 
 # --- data ---------------------------------------------------------------------------------
@@ -116,6 +120,27 @@ def compiled_copy(model: Spinn, device: str) -> Spinn:
     if compiled.tracker is not None:
         compiled.tracker = torch.compile(compiled.tracker, dynamic=True, mode=mode)  # type: ignore[assignment]
     return compiled
+
+
+class Graphed(nn.Module):
+    """A copy of ``model`` whose passes replay CUDA graphs, one per length bucket
+    (``Spinn.use_cuda_graphs``; captured on the first call of a bucket). On the CPU, which
+    has none, its stand-in: the same bucketed static-shape pass, eager (``GraphedPasses`` with
+    ``capture=False``), so that the rows run, and are checked, anywhere."""
+
+    def __init__(self, model: Spinn) -> None:
+        super().__init__()
+        self.model = copy.deepcopy(model)
+        self.model.use_cuda_graphs()
+        self.stand_in = GraphedPasses(self.model, capture=False)
+
+    def forward(self, inputs, mask, transitions=None, mode: str = "given") -> SpinnOutput:
+        if inputs.is_cuda:
+            return self.model(inputs, mask, transitions, mode=mode)
+        out = self.stand_in(inputs, mask, transitions, policy_for_mode(mode))
+        if out is None:
+            raise ValueError(f"no bucket for this batch: {self.stand_in.eager}")
+        return out
 
 
 def autocast_context(device: str, dtype: Optional[str]):

@@ -5,7 +5,8 @@ hit both alike.
     python benchmarks/compare_versions.py --old OLD_CHECKOUT --new NEW_CHECKOUT
         [--rounds 5] [--batch-sizes 32,128] [--repeats 3] [--threads 1]
         [--benchmarks encoding_speed,training_speed] [--out benchmarks/results/versions]
-        [--reference "SPINN-PI-NT level-wise (default)"]
+        [--reference "SPINN-PI-NT level-wise (default)"] [--device cpu|cuda]
+        [--new-args "--cuda-graphs"]
 
 Each round runs every benchmark once per version, in a fresh process with that checkout first
 on PYTHONPATH (old then new in odd rounds, new then old in even ones). A benchmark reports a
@@ -47,8 +48,9 @@ def seconds(data: Dict, key: str) -> Dict[str, Dict[str, float]]:
     return out
 
 
-def run_once(checkout: Path, benchmark: str, args: argparse.Namespace) -> Dict:
+def run_once(checkout: Path, benchmark: str, args: argparse.Namespace, new: bool) -> Dict:
     key, extra = BENCHMARKS[benchmark]
+    extra = [*extra, "--device", args.device, *(args.new_args.split() if new else [])]
     with tempfile.TemporaryDirectory() as out:
         command = [
             sys.executable,
@@ -88,6 +90,13 @@ def main() -> None:
         default="SPINN-PI-NT level-wise (default)",
         help="the model the ratio table divides by (a row name of the benchmarks)",
     )
+    parser.add_argument("--device", default="cpu", choices=["cpu", "cuda"])
+    parser.add_argument(
+        "--new-args",
+        default="",
+        help="arguments for the new version's benchmarks only (options the old one lacks, e.g. "
+        "--cuda-graphs: rows only one version has appear in the ratio table alone)",
+    )
     parser.add_argument("--out", type=Path, default=Path("benchmarks/results/versions"))
     args = parser.parse_args()
     versions = {"old": args.old.resolve(), "new": args.new.resolve()}
@@ -97,7 +106,9 @@ def main() -> None:
         names = ["old", "new"] if round_ % 2 == 0 else ["new", "old"]
         for benchmark in args.benchmarks.split(","):
             for name in names:
-                for model, by_batch in run_once(versions[name], benchmark, args).items():
+                for model, by_batch in run_once(
+                    versions[name], benchmark, args, new=name == "new"
+                ).items():
                     for batch_size, value in by_batch.items():
                         slot = samples.setdefault(benchmark, {}).setdefault(model, {})
                         slot.setdefault(batch_size, {}).setdefault(name, []).append(value)

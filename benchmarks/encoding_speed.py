@@ -23,6 +23,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from common import (  # noqa: E402
     COMPILED,
+    GRAPHED,
     LSTM,
     PI,
     PI_COMPILED,
@@ -32,6 +33,7 @@ from common import (  # noqa: E402
     SPINN_COMPILED,
     SPINN_FULL,
     SPINN_SAMPLED,
+    Graphed,
     LstmEncoder,
     TreeBatch,
     autocast_context,
@@ -62,6 +64,7 @@ ROWS = [
     SPINN_SAMPLED,
     PI_COMPILED,
     SPINN_COMPILED,
+    *GRAPHED,
     LSTM,
     RECURSIVE,
 ]
@@ -102,6 +105,12 @@ def parse_args() -> argparse.Namespace:
         action="store_true",
         help="also time SPINN-PI and SPINN with torch.compile'd cells (CUDA graphs on cuda)",
     )
+    parser.add_argument(
+        "--cuda-graphs",
+        action="store_true",
+        help="also time the thin-stack variants replayed from CUDA graphs (on the CPU: the "
+        "bucketed static-shape pass they capture, run eagerly)",
+    )
     parser.add_argument("--threads", type=int, default=None, help="torch.set_num_threads")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--out", type=Path, default=Path("benchmarks/results"))
@@ -121,6 +130,13 @@ def encoders(
     calls[SPINN_FULL] = lambda: models[SPINN_FULL](batch.inputs, batch.mask, mode="predicted")
     calls[SPINN_SAMPLED] = lambda: models[SPINN_SAMPLED](batch.inputs, batch.mask, mode="sampled")
     calls[LSTM] = lambda: models[LSTM](batch.inputs, batch.mask)
+    for name, eager in GRAPHED.items():
+        if name in models:
+            given = eager in (PI_NT, PI)
+            mode = {SPINN_FULL: "predicted", SPINN_SAMPLED: "sampled"}.get(eager, "given")
+            calls[name] = lambda name=name, given=given, mode=mode: models[name](
+                batch.inputs, batch.mask, batch.transitions if given else None, mode=mode
+            )
     if PI_COMPILED in models:
         calls[PI_COMPILED] = lambda: models[PI_COMPILED](
             batch.inputs, batch.mask, batch.transitions
@@ -148,6 +164,8 @@ def run(args: argparse.Namespace) -> Dict[str, object]:
     checks = check_pi_nt_implementations(cpu_pi_nt, pool.head(min(8, len(pool))))
     if args.compile:
         checks.update(add_compiled_models(models, pool.head(min(8, len(pool))).to(device), device))
+    if args.cuda_graphs:
+        checks.update(add_graphed_models(models, pool.head(min(8, len(pool))).to(device)))
 
     results: Dict[str, Dict[int, Dict[str, object]]] = {name: {} for name in ROWS}
     for batch_size in args.batch_sizes:
@@ -216,11 +234,36 @@ def add_compiled_models(
         models[name] = compiled_copy(eager, device).eval()
         started = time.perf_counter()
         with torch.no_grad():
-            mode = "predicted" if eager.predict_transitions else "given"
+            mode = "predicted" if eager.has_parser else "given"
             given = batch.transitions if mode == "given" else None
             expected = eager(batch.inputs, batch.mask, given, mode=mode).sentence
             got = models[name](batch.inputs, batch.mask, given, mode=mode).sentence
         print(f"{name}: compiled in {time.perf_counter() - started:.0f} s", file=sys.stderr)
+        differences[name] = float((got - expected).abs().max())
+        if differences[name] > 1e-4:  # type: ignore[operator]
+            raise AssertionError(f"{name} differs from the eager model: {differences[name]}")
+    return differences
+
+
+def add_graphed_models(
+    models: Dict[str, torch.nn.Module], batch: TreeBatch
+) -> Dict[str, Optional[float]]:
+    """Adds the copies replayed from CUDA graphs and returns the max |difference| of their
+    sentence vectors from the eager models' (raises above 1e-4; the sampling parser, whose
+    draws differ, is checked for valid trees only)."""
+    differences: Dict[str, Optional[float]] = {}
+    for name, eager_name in GRAPHED.items():
+        eager = models[eager_name]
+        assert isinstance(eager, Spinn)
+        models[name] = Graphed(eager).eval()
+        if eager_name == SPINN_SAMPLED:
+            differences[name] = None
+            continue
+        with torch.no_grad():
+            mode = "predicted" if eager.has_parser else "given"
+            given = batch.transitions if mode == "given" else None
+            expected = eager(batch.inputs, batch.mask, given, mode=mode).sentence
+            got = models[name](batch.inputs, batch.mask, given, mode=mode).sentence
         differences[name] = float((got - expected).abs().max())
         if differences[name] > 1e-4:  # type: ignore[operator]
             raise AssertionError(f"{name} differs from the eager model: {differences[name]}")
@@ -247,6 +290,9 @@ RATIOS = [
     (PI_NT_LEVELWISE, PI),
     (PI_NT_LEVELWISE, SPINN_FULL),
     (PI_NT_LEVELWISE, SPINN_SAMPLED),
+    # Issue 46's targets: the thin-stack variants within 3x nn.LSTM at batch 512 on a GPU.
+    (LSTM, PI_NT),
+    *[(LSTM, name) for name in GRAPHED],
 ]
 
 

@@ -71,6 +71,7 @@ def parse_args() -> argparse.Namespace:
     parser.add_argument(
         "--configs",
         default="spinn_pi_nt,spinn,spinn_reinforce,spinn_soft_annealed,spinn_gumbel",
+        help="comma-separated; NAME:graphs = with the encoder's CUDA graphs (cuda_graphs true)",
     )
     parser.add_argument("--batches", type=int, default=8, help="distinct batches timed")
     parser.add_argument("--device", default="cpu", choices=["cpu", "cuda"])
@@ -94,6 +95,13 @@ def build_trainer(name: str, args: argparse.Namespace, workdir: Path) -> Gradien
     }
     if args.train_data:
         overrides["train_data_path"] = args.train_data
+    folder = name.replace(":", "_")
+    name, _, variant = name.partition(":")
+    if variant == "graphs":
+        overrides["model.encoder.cuda_graphs"] = True
+        overrides["model.encoder.graph_batch_size"] = BATCH_SIZE
+    elif variant:
+        raise ValueError(f"unknown config variant {variant!r}")
     path = CONFIGS_ROOT / "classification" / f"listops_{name}.jsonnet"
     params = Params.from_file(str(path), params_overrides=overrides)
     params["trainer"].pop("learning_rate_scheduler", None)  # steps on validation metrics
@@ -105,7 +113,7 @@ def build_trainer(name: str, args: argparse.Namespace, workdir: Path) -> Gradien
     params["trainer"].pop("validation_metric", None)
     prepare_environment(params)
     train_model = TrainModel.from_params(
-        params=params, serialization_dir=str(workdir / name), local_rank=0
+        params=params, serialization_dir=str(workdir / folder), local_rank=0
     )
     trainer = train_model.trainer
     assert isinstance(trainer, GradientDescentTrainer)
@@ -157,7 +165,7 @@ def main() -> None:
         results[name] = {"step_seconds": step_times[name], "epoch_seconds": per_line * EPOCH_LINES}
     rows = [
         [
-            f"{NAMES.get(name, name)} (`listops_{name}`)",
+            f"{NAMES.get(name.partition(':')[0], name)} (`listops_{name}`)",
             fmt(median(step_times[name])),
             f"{results[name]['epoch_seconds'] / 60:.1f}",
             fmt(results[name]["epoch_seconds"] / results[gold]["epoch_seconds"]) + "×",

@@ -68,7 +68,8 @@ def parse_args() -> argparse.Namespace:
         "--configs",
         default=",".join(NAMES),
         help="comma-separated; NAME:separate = that config with premise and hypothesis encoded "
-        "in two calls (encode_pairs_together false, as before 0.2.0)",
+        "in two calls (encode_pairs_together false, as before 0.2.0); NAME:graphs = with the "
+        "encoder's CUDA graphs (cuda_graphs true, batches of 64 sentences: the pairs together)",
     )
     parser.add_argument("--batches", type=int, default=20, help="distinct batches timed")
     parser.add_argument("--repeats", type=int, default=1, help="timed passes over the batches")
@@ -95,6 +96,9 @@ def build_trainer(config: str, args: argparse.Namespace, workdir: Path) -> Gradi
     name, _, variant = config.partition(":")
     if variant == "separate":
         overrides["model.encode_pairs_together"] = False
+    elif variant == "graphs":
+        overrides["model.encoder.cuda_graphs"] = True
+        overrides["model.encoder.graph_batch_size"] = 64
     elif variant:
         raise ValueError(f"unknown config variant {variant!r} in {config!r}")
     path = CONFIGS_ROOT / "pair_classification" / f"{name}.jsonnet"

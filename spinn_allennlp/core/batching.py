@@ -39,7 +39,12 @@ def check_word_vectors(inputs: torch.Tensor, mask: torch.Tensor) -> None:
             f"inputs must have shape (batch, words, input_dim) and mask (batch, words); got "
             f"inputs {tuple(inputs.shape)} and mask {tuple(mask.shape)}"
         )
-    bad = mask.bool() & ~torch.isfinite(inputs).all(dim=-1)
+    # A NaN or inf anywhere in a vector makes its sum NaN or inf: one pass over the inputs,
+    # and the exact test only for the vectors it flags (a sum may also overflow).
+    suspect = mask.bool() & ~torch.isfinite(inputs.sum(dim=-1))
+    if not bool(suspect.any()):
+        return
+    bad = suspect & ~torch.isfinite(inputs).all(dim=-1)
     if bool(bad.any()):
         row, word = (int(x) for x in bad.nonzero()[0])
         raise ValueError(

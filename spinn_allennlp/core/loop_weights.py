@@ -36,6 +36,8 @@ import torch
 # (a pass of B = 128 sentences of 10-30 words composes ~2,400 rows and runs the tracker on
 # ~5,000).
 BLOCK_ROWS = 1024
+# Up to how many rows a step's product takes the weight's contiguous transposed copy (CPU).
+SMALL_ROWS = 64
 
 
 class LoopLinear:
@@ -63,6 +65,12 @@ class LoopLinear:
         self.dtype = torch.get_autocast_dtype(device_type) if autocast else weight.dtype
         self.matrix = weight.detach().to(self.dtype)
         self.matrix_t = self.matrix.t()
+        # On the CPU, the products of a step's few rows ran 1.3-2.2x faster with the weight
+        # transposed into a contiguous copy than through the transposed view (MKL, one thread,
+        # 5-30 rows; from 100 rows the view was 7-13 % faster): one copy a pass.
+        self.small_matrix_t = (
+            self.matrix_t.contiguous() if weight.device.type == "cpu" else self.matrix_t
+        )
         self.bias = None if bias is None else bias.detach()
         self.keeps = keeps
         # Per block: inputs (BLOCK_ROWS, in), the rows used, and, once a backward reaches the
@@ -94,16 +102,17 @@ class LoopLinear:
             rows = pieces[0] if len(pieces) == 1 else torch.cat(pieces, dim=1)
         place = (len(self._inputs) - 1, self._used[-1] - rows.size(0)) if self.keeps else (-1, 0)
         dtype = pieces[0].dtype
+        matrix_t = self.small_matrix_t if rows.size(0) <= SMALL_ROWS else self.matrix_t
         if self.dtype == dtype:
             addend = added if added is not None else self.bias
             if addend is None:
-                return torch.mm(rows, self.matrix_t), place
-            out = torch.addmm(addend, rows, self.matrix_t)
+                return torch.mm(rows, matrix_t), place
+            out = torch.addmm(addend, rows, matrix_t)
             if added is not None and self.bias is not None:
                 out.add_(self.bias)
             return out, place
         # Mixed precision: the product in self.dtype, the sums in the pieces' dtype.
-        out = torch.mm(rows.to(self.dtype), self.matrix_t).to(dtype)
+        out = torch.mm(rows.to(self.dtype), matrix_t).to(dtype)
         if added is not None:
             out.add_(added)
         if self.bias is not None:
