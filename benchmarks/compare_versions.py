@@ -176,6 +176,10 @@ def ratio_table(samples: Dict, reference: str) -> List[str]:
 
 
 def git_head(checkout: Path) -> str:
+    """The checkout's commit: its ``.commit`` file (a copy without git, e.g. on a GPU machine),
+    else git's."""
+    if (checkout / ".commit").is_file():
+        return (checkout / ".commit").read_text().strip()
     result = subprocess.run(
         ["git", "rev-parse", "--short", "HEAD"], cwd=checkout, capture_output=True, text=True
     )

@@ -26,6 +26,7 @@
 #
 # Old code: --old PATH, a copy of the code before issue 46 (default .old_code, made here by
 #   mkdir -p .old_code && git archive 43892d6 spinn_allennlp benchmarks | tar -x -C .old_code
+#   echo 43892d6 > .old_code/.commit
 # and carried: echo /.old_code/ >> .git/info/exclude). The commit measured: $COMMIT, else the
 # file .commit (write it here: git rev-parse --short HEAD > .commit), else git.
 set -uo pipefail
