@@ -17,6 +17,7 @@ from spinn_allennlp.core import loop_weights
 from spinn_allennlp.core.cells import Tracker, TreeLSTMComposition, TreeRNNComposition
 from spinn_allennlp.core.output import GIVEN, PREDICTED
 from spinn_allennlp.core.spinn import Spinn
+from spinn_allennlp.core.tape import WriteOnceTape
 from spinn_allennlp.testing import make_batch
 
 D, E, T, S = 3, 2, 4, 2  # hidden, extra input, tracking and summary sizes
@@ -68,6 +69,52 @@ def test_treelstm_loop_gradcheck_without_extra_input():
         return torch.cat([first, compose(first.unsqueeze(0), None)])
 
     assert torch.autograd.gradcheck(function, (weight, bias, leaves))
+
+
+def compose_two_levels_on_tape(compose, leaves, extra):
+    """:func:`compose_two_levels` through ``compose.onto`` a write-once tape (what a thin-stack
+    step does: the children's rows read, composed and written in one call)."""
+    tape = WriteOnceTape(8, leaves.size(1), like=leaves, zero_rows=torch.tensor([0]))
+    tape.write(torch.arange(1, 5), leaves)
+    compose.onto(tape, torch.arange(1, 5), torch.tensor([5, 6]), extra[:2])
+    compose.onto(tape, torch.tensor([5, 6]), torch.tensor([7]), extra[2:])
+    return tape.read(torch.arange(5, 8))
+
+
+def test_treelstm_on_a_tape_gradcheck():
+    """The fused step (the tape's read, the composition and the write as one function)."""
+    model = composition()
+    weight = model.linear.weight.detach().clone().requires_grad_()
+    bias = model.linear.bias.detach().clone().requires_grad_()
+    leaves = torch.randn(4, 2 * D, dtype=torch.float64, requires_grad=True)
+    extra = torch.randn(3, E, dtype=torch.float64, requires_grad=True)
+
+    def function(weight, bias, leaves, extra):
+        set_weights(model.linear, weight, bias)
+        return compose_two_levels_on_tape(model.loop(), leaves, extra)
+
+    assert torch.autograd.gradcheck(function, (weight, bias, leaves, extra))
+
+
+@pytest.mark.parametrize("kind", [TreeLSTMComposition, TreeRNNComposition])
+def test_on_a_tape_equals_forward(kind):
+    """``onto`` a tape: values and every gradient as the plain composition's (float64)."""
+    torch.manual_seed(0)
+    model = kind(D, extra_dim=E).double()
+    leaves = torch.randn(4, model.node_dim, dtype=torch.float64, requires_grad=True)
+    extra = torch.randn(3, E, dtype=torch.float64, requires_grad=True)
+    weights = torch.randn(3, model.node_dim, dtype=torch.float64)
+
+    def plain(children, extra):
+        return model(children[:, 0], children[:, 1], extra)
+
+    on_tape = compose_two_levels_on_tape(model.loop(), leaves, extra)
+    expected = compose_two_levels(plain, leaves, extra)
+    torch.testing.assert_close(on_tape, expected, atol=1e-12, rtol=0)
+    got = torch.autograd.grad((on_tape * weights).sum(), [leaves, extra, *model.parameters()])
+    wanted = torch.autograd.grad((expected * weights).sum(), [leaves, extra, *model.parameters()])
+    for a, b in zip(got, wanted):
+        torch.testing.assert_close(a, b, atol=1e-12, rtol=0)
 
 
 @pytest.mark.parametrize("kind", [TreeLSTMComposition, TreeRNNComposition])
