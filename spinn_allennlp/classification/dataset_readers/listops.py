@@ -40,8 +40,7 @@ class ListOpsReader(TreeDatasetReader):
     tree its lists imply, the one a published line's brackets give.
 
     Instance fields: `tokens` (`TextField`), `transitions` (`TensorField` of SHIFT/REDUCE,
-    padded with -1; when `gold_trees`), `label` (`LabelField`, "0"-"9"), `metadata` (`tokens`;
-    with `gold_trees`, `transitions_source`: `"gold"`, or `"operator_last"` for that shape).
+    padded with -1; when `gold_trees`), `label` (`LabelField`, "0"-"9"), `metadata` (`tokens`).
 
     Registered as a `DatasetReader` with name "listops".
 
@@ -89,6 +88,12 @@ class ListOpsReader(TreeDatasetReader):
         self.check_length("expression", instance["metadata"]["tokens"])  # type: ignore[index]
         return instance
 
+    @property
+    def gives_gold_trees(self) -> bool:
+        """Whether the transitions of its instances are the gold trees (`gold_trees` with the
+        `"gold"` shape)."""
+        return self._gold_trees and self._tree_shape == "gold"
+
     def example_to_instance(self, example: Dict[str, Any], use_label: bool = True) -> Instance:
         """The instance of a JSON object as a predictor receives it: `{"sentence": "[MAX 2 [MIN
         4 7 ] 0 ]"}`, bracketed or not, with an optional `"label"` (a string or an integer;
@@ -125,7 +130,6 @@ class ListOpsReader(TreeDatasetReader):
             if self._tree_shape == "operator_last":
                 _, transitions = parse_to_transitions(operator_last_bracketed(parsed))
             fields["transitions"] = transitions_field(transitions)
-            metadata["transitions_source"] = self._tree_shape
         if label is not None:
             value = evaluate(parsed)
             if label != str(value):

@@ -62,7 +62,11 @@ class SpinnClassifierPredictor(LinePredictor):
         label = instance.fields.pop("label", None)
         if label is not None:
             metadata["gold_label"] = label.label
-        if metadata.get("transitions_source") == "gold" and "transitions" in instance.fields:
+        # A text line's parse (its metadata says "gold"), or any ListOps expression's tree.
+        gold = metadata.get("transitions_source") == "gold" or getattr(
+            reader, "gives_gold_trees", False
+        )
+        if gold and "transitions" in instance.fields:
             gold = instance["transitions"].tensor.tolist()
             metadata["gold_tree"] = readable_tree(metadata["tokens"], gold)
         return instance
