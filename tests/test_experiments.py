@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 from allennlp.common import Params
+from allennlp.data import Vocabulary
 from allennlp.modules.seq2vec_encoders import Seq2VecEncoder
 
 import spinn_allennlp.plugin  # noqa: F401  (registers the "spinn" encoder)
@@ -279,7 +280,8 @@ def test_committed_job_lists_name_configs_that_build_with_their_overrides():
             params = Params.from_file(
                 str(PROJECT_ROOT / config), params_overrides=json.dumps(overrides)
             )
-            encoder = Seq2VecEncoder.from_params(params["model"]["encoder"])
+            # An empty vocabulary: a parser block with embeddings of its own reads its size.
+            encoder = Seq2VecEncoder.from_params(params["model"]["encoder"], vocab=Vocabulary())
             expected = overrides.get("model.encoder.mixed_precision")
             assert encoder.mixed_precision == expected, name
 

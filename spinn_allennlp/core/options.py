@@ -122,7 +122,13 @@ def check_policy(
     """Raises ValueError when a model with these parts cannot run ``policy`` on the tensors
     passed (whether transitions, REDUCE types and node inputs were given)."""
     if policy.needs_parser and not has_parser:
-        raise ValueError(f"mode {str(policy.mode)!r} needs a parser: set predict_transitions=true")
+        raise ValueError(
+            f"{type(policy).__name__} (mode {str(policy.mode)!r}) reads the parser's logits "
+            f"(needs_parser = True, the TransitionPolicy default), so it needs a parser, and "
+            f"this model has none: give it one (predict_transitions=true with a "
+            f"tracking_dim, or a parser block), or, for a policy of your own that does not "
+            f"read step.logits, set needs_parser = False on its class"
+        )
     if policy.needs_given and not transitions_given:
         raise ValueError(f"mode {str(policy.mode)!r} needs given transitions to mix with")
     if node_inputs_given != (node_input_dim > 0):

@@ -22,6 +22,7 @@ from spinn_allennlp.core.options import check_options, check_policy
 from spinn_allennlp.core.output import GIVEN, SpinnOutput
 from spinn_allennlp.core.parts import SpinnParts
 from spinn_allennlp.core.policies import TransitionPolicy, policy_for_mode
+from spinn_allennlp.core.policy_registry import with_move_check
 from spinn_allennlp.core.runners import run_beam, run_levelwise, run_soft_stack, run_thin_stack
 from spinn_allennlp.core.transitions import PAD
 
@@ -213,6 +214,9 @@ class Spinn(nn.Module):
         """
         if policy is None:
             policy = policy_for_mode(mode, self_transition_prob)
+        # A policy written elsewhere has its moves checked (an illegal one is an error that
+        # names it); this package's are legal by construction.
+        policy = with_move_check(policy)
         typed = bool(self.num_reduce_types)
         check_policy(
             policy,

@@ -1,3 +1,4 @@
+import inspect
 import math
 from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
@@ -22,7 +23,10 @@ UNTAKEN_LIMIT = 20
 
 # policy -> ((B,) the task's loss of each example, the encoder's outputs of that pass): the
 # model's forward pass again, from its inputs, with trees chosen by `policy`.
-Rerun = Callable[[TransitionPolicy], Tuple[torch.Tensor, Sequence[Optional[SpinnOutput]]]]
+# A rerun may take a second argument, `copies`: the pass over the batch repeated that many times
+# in one call (row c * B + b is example b's c-th copy), so that several draws per example cost
+# one pass over a larger batch instead of one pass each.
+Rerun = Callable[..., Tuple[torch.Tensor, Sequence[Optional[SpinnOutput]]]]
 # The same for a classifier: policy -> ((B, num_labels) logits, the encoder's outputs).
 RerunLogits = Rerun
 
@@ -238,9 +242,18 @@ class PolicyGradient(torch.nn.Module, FromParams):
             # Shape: (batch_size,)
             return torch.nn.functional.cross_entropy(batch_logits, labels, reduction="none")
 
-        def rerun_losses(policy: TransitionPolicy):
-            rerun_logits, rerun_trees = rerun(policy)
-            return example_losses(rerun_logits), rerun_trees
+        def rerun_losses(policy: TransitionPolicy, copies: int = 1):
+            if copies == 1:
+                rerun_logits, rerun_trees = rerun(policy)
+                return example_losses(rerun_logits), rerun_trees
+            rerun_logits, rerun_trees = rerun(policy, copies)
+            # Shape: (copies * batch_size,)
+            return (
+                torch.nn.functional.cross_entropy(
+                    rerun_logits, labels.repeat(copies), reduction="none"
+                ),
+                rerun_trees,
+            )
 
         term = self.loss(example_losses(logits), trees, rerun_losses)
         update = self.take_update()
@@ -255,15 +268,22 @@ class PolicyGradient(torch.nn.Module, FromParams):
         entropy: torch.Tensor,
         rerun: Rerun,
     ) -> torch.Tensor:
-        """The surrogate over the training pass's trees and `draws` - 1 more (`draws` > 1)."""
+        """The surrogate over the training pass's trees and `draws` - 1 more (`draws` > 1),
+        drawn in one rerun of the batch repeated `draws` - 1 times when `rerun` takes
+        `copies`, else one rerun each."""
         rewards, all_log_probs, entropies = [-task_losses.detach()], [log_probs], [entropy]
-        for _ in range(self.draws - 1):
-            losses, trees = rerun(self.sampling)
+        further = self.draws - 1
+        batch_size = task_losses.size(0)
+        passes = [rerun(self.sampling, further)] if _takes_copies(rerun) else None
+        if passes is None:
+            passes = [rerun(self.sampling) for _ in range(further)]
+        for losses, trees in passes:
             scored = tree_scores(trees, self.normalized_entropy)
             assert scored is not None  # the same encoder that sampled the first draw
-            rewards.append(-losses.detach())
-            all_log_probs.append(scored[0])
-            entropies.append(scored[1])
+            # Shape: (draws in this pass, batch_size) each.
+            rewards.extend((-losses.detach()).view(-1, batch_size))
+            all_log_probs.extend(scored[0].view(-1, batch_size))
+            entropies.extend(scored[1].view(-1, batch_size))
         reward = torch.stack(rewards)
         if self.baseline == "greedy":
             with torch.no_grad():
@@ -379,3 +399,12 @@ def tree_scores(
     if not log_probs:
         return None
     return torch.stack(log_probs).sum(dim=0), torch.stack(entropy).sum(dim=0)
+
+
+def _takes_copies(rerun: Rerun) -> bool:
+    """Whether `rerun` takes `copies` (one pass over the batch repeated)."""
+    try:
+        parameters = inspect.signature(rerun).parameters
+    except (TypeError, ValueError):
+        return False
+    return "copies" in parameters or len(parameters) >= 2

@@ -1,7 +1,7 @@
 import contextlib
 import dataclasses
 import logging
-from typing import Dict, List, Optional
+from typing import Any, Dict, List, Optional
 
 import torch
 from allennlp.data import Vocabulary
@@ -19,6 +19,7 @@ from spinn_allennlp.core.policies import (
     StraightThroughGumbel,
     TransitionPolicy,
 )
+from spinn_allennlp.core.policy_registry import policy_from_config
 from spinn_allennlp.core.spinn import Spinn
 from spinn_allennlp.core.supervision import (
     GradientProbe,
@@ -91,8 +92,9 @@ class SpinnEncoder(TreeEncoder):
         `core.supervision.transition_loss` (as `spinn_nli` does), or this encoder itself with
         `transition_loss_weight` when gold transitions reach `forward`. If no gradient has
         reached the parser after 20 training batches, a warning says so (once).
-    parse_at_test_time : `bool`, optional (default = `True`)
+    parse_at_test_time : `bool`, optional (default = `True` with a parser)
         With a parser: follow its own parse at evaluation even when gold transitions are given.
+        Setting it on an encoder without a parser is an error (it would not be read).
     self_transition_prob : `float`, optional (default = `0.0`)
         With a parser, in training: the chance per step of following its own prediction instead
         of the gold transition (NSHRDLU Model 2; the `self_transition_schedule` callback moves
@@ -103,9 +105,11 @@ class SpinnEncoder(TreeEncoder):
         Models 3 and 4; whether the model also trains the parser on gold transitions is the
         model's `transition_loss_weight`). Given transitions are never followed; the output's
         `transitions` are the discrete tree the soft pass prefers.
-    soft_at_test_time : `bool`, optional (default = `True`)
+    soft_at_test_time : `bool`, optional (default = `True` with `soft_stack`)
         With `soft_stack`: run the soft stack at evaluation too; false runs the discrete stack
-        on the parser's greedy choices instead.
+        on the parser's greedy choices instead. Setting it without `soft_stack`, or to true
+        with `gumbel_straight_through` (which always evaluates on the discrete stack), is an
+        error.
     composition : `str`, optional (default = `"treelstm"`)
         `"treelstm"` (eq. 1-3) or `"treernn"` (the blog post's tanh layer).
     projection_dropout : `float`, optional (default = `0.0`)
@@ -177,6 +181,16 @@ class SpinnEncoder(TreeEncoder):
         the task's composition alone, following its trees: level by level for SPINN-PI-NT.
         Its parameters are `parser_parameters()` (`_encoder.parser.` in a model's parameter
         names).
+    training_policy : `Dict[str, Any]`, optional (default = `None`)
+        The transition policy the encoder follows in training, instead of the one its other
+        settings choose: `{"type": NAME, ...its arguments}`, NAME one of `"given"`,
+        `"greedy"`, `"beam_search"` (`width`), `"mixed"` (`self_transition_prob`),
+        `"sampled"` (`temperature`), `"soft"`, `"straight_through_gumbel"`, or a policy of
+        your own registered with `core.policy_registry.register_policy` (docs/design.md).
+        A model's `policy_gradient` chooses the training trees itself: not with it.
+    evaluation_policy : `Dict[str, Any]`, optional (default = `None`)
+        The same at evaluation and prediction (instead of the greedy parse, the beam, the
+        soft stack or the given trees).
     vocab : `Vocabulary`, optional (default = `None`)
         Given by AllenNLP; read only by a `parser` with embeddings of its own (their size).
     mixed_precision : `str`, optional (default = `None`)
@@ -204,10 +218,10 @@ class SpinnEncoder(TreeEncoder):
         hidden_dim: int,
         tracking_dim: int = 0,
         predict_transitions: bool = False,
-        parse_at_test_time: bool = True,
+        parse_at_test_time: Optional[bool] = None,
         self_transition_prob: float = 0.0,
         soft_stack: bool = False,
-        soft_at_test_time: bool = True,
+        soft_at_test_time: Optional[bool] = None,
         composition: str = "treelstm",
         projection_dropout: float = 0.0,
         projection_batch_norm: bool = False,
@@ -226,6 +240,8 @@ class SpinnEncoder(TreeEncoder):
         cuda_graphs: bool = False,
         graph_batch_size: Optional[int] = None,
         parser: Optional[OwnParser] = None,
+        training_policy: Optional[Dict[str, Any]] = None,
+        evaluation_policy: Optional[Dict[str, Any]] = None,
         vocab: Optional[Vocabulary] = None,
     ) -> None:
         super().__init__()
@@ -259,6 +275,13 @@ class SpinnEncoder(TreeEncoder):
             gumbel_straight_through=gumbel_straight_through,
             has_own_parser=parser is not None,
         )
+        _check_evaluation_settings(
+            parse_at_test_time,
+            soft_at_test_time,
+            has_parser=predict_transitions or parser is not None,
+            soft_stack=soft_stack,
+            gumbel_straight_through=gumbel_straight_through,
+        )
         self.parser = _parser_network(parser, input_dim, vocab) if parser is not None else None
         self.spinn = Spinn(
             input_dim=input_dim,
@@ -275,16 +298,35 @@ class SpinnEncoder(TreeEncoder):
             composition_reads_tracker=composition_reads_tracker,
             parser_trains_nodes=parser_trains_nodes,
         )
-        self.parse_at_test_time = parse_at_test_time
+        self.parse_at_test_time = parse_at_test_time is not False
         self.self_transition_prob = self_transition_prob
         self.soft_stack = soft_stack
-        self.soft_at_test_time = soft_at_test_time
+        self.soft_at_test_time = soft_at_test_time is not False
         self.transition_loss_weight = transition_loss_weight
         self.parser_temperature = parser_temperature
         self.strength_entropy_weight = strength_entropy_weight
         self.mixed_precision = mixed_precision
         self.gumbel_straight_through = gumbel_straight_through
         self.beam_size = beam_size
+        self.training_policy = _configured_policy(
+            "training_policy",
+            training_policy,
+            self.has_parser,
+            overridden={
+                "self_transition_prob": self_transition_prob > 0,
+                "gumbel_straight_through": gumbel_straight_through,
+            },
+        )
+        self.evaluation_policy = _configured_policy(
+            "evaluation_policy",
+            evaluation_policy,
+            self.has_parser,
+            overridden={
+                "beam_size": beam_size > 1,
+                "parse_at_test_time": parse_at_test_time is not None,
+                "soft_at_test_time": soft_at_test_time is not None,
+            },
+        )
         if cuda_graphs:
             self.spinn.use_cuda_graphs(batch_size=graph_batch_size)
         # Whether anything trains the parser: set by a gradient reaching its weights.
@@ -295,6 +337,12 @@ class SpinnEncoder(TreeEncoder):
     @property
     def has_parser(self) -> bool:
         return self.parser is not None or self.spinn.has_parser
+
+    @property
+    def parser_learns_from_task(self) -> bool:
+        """Whether the task's loss reaches the parser through the encoder itself (the soft
+        stack, straight-through Gumbel), with no loss of the model's for it."""
+        return self.has_parser and self.soft_stack
 
     @property
     def parser_reads_token_ids(self) -> bool:
@@ -333,7 +381,11 @@ class SpinnEncoder(TreeEncoder):
 
     def policy(self, has_transitions: bool) -> TransitionPolicy:
         """The transition policy `encode` follows, given whether gold transitions were passed
-        and whether the encoder is training (see the table in docs/design.md)."""
+        and whether the encoder is training (see the table in docs/design.md): the config's
+        `training_policy` / `evaluation_policy` when set, else what the other settings say."""
+        configured = self.training_policy if self.training else self.evaluation_policy
+        if configured is not None:
+            return configured
         if not self.has_parser:
             return Given()  # gold, or the balanced default tree
         if self.soft_stack:
@@ -420,7 +472,7 @@ class SpinnEncoder(TreeEncoder):
             output = self._encode(
                 inputs, mask, transitions, return_nodes, reduce_types, policy, parser_tokens
             )
-        if self.training and transitions is None and not self.has_parser:
+        if self.training and transitions is None and policy.follows_given:
             self._report_default_trees()
         if self.training and output.transition_logits is not None:
             # On the soft stack, or sampling, the task's loss trains the parser: gold
@@ -600,3 +652,57 @@ def _parser_network(
         num_embeddings=num_embeddings,
         leaf_lstm=settings.leaf_lstm,
     )
+
+
+def _check_evaluation_settings(
+    parse_at_test_time: Optional[bool],
+    soft_at_test_time: Optional[bool],
+    has_parser: bool,
+    soft_stack: bool,
+    gumbel_straight_through: bool,
+) -> None:
+    """The evaluation-time switches are read only by the encoders they apply to: set on any
+    other, each is an error naming it (it would be silently ignored)."""
+    if parse_at_test_time is not None and not has_parser:
+        raise ValueError(
+            "parse_at_test_time is read only by an encoder with a parser "
+            "(predict_transitions: true or a parser block): leave it out"
+        )
+    if soft_at_test_time is not None:
+        if not soft_stack:
+            raise ValueError(
+                "soft_at_test_time is read only with soft_stack: true: leave it out, or set "
+                "soft_stack"
+            )
+        if gumbel_straight_through and soft_at_test_time:
+            raise ValueError(
+                "soft_at_test_time: true is not followed with gumbel_straight_through, which "
+                "evaluates on the discrete stack with the parser's greedy moves: leave it out"
+            )
+
+
+def _configured_policy(
+    setting: str,
+    config: Optional[Dict[str, Any]],
+    has_parser: bool,
+    overridden: Dict[str, bool],
+) -> Optional[TransitionPolicy]:
+    """The policy a config names for `setting`, checked against the encoder: one that reads
+    the parser's logits needs a parser, and the settings it would override must be left out."""
+    if config is None:
+        return None
+    policy = policy_from_config(config, setting)
+    if policy.needs_parser and not has_parser:
+        raise ValueError(
+            f"{setting} {config['type']!r} reads the parser's logits, and this encoder has no "
+            f"parser: give it one (predict_transitions: true with a tracking_dim, or a parser "
+            f"block), or, for a policy of your own that does not read step.logits, set "
+            f"needs_parser = False on its class"
+        )
+    for other, is_set in overridden.items():
+        if is_set:
+            raise ValueError(
+                f"{setting} replaces what {other} would choose, so {other} would not be read: "
+                f"leave one of them out"
+            )
+    return policy

@@ -3,10 +3,12 @@ any `Seq2VecEncoder`: `encode` (one sentence batch) and `encode_together` (sever
 premises and hypotheses, in one call), whose results say which tree each sentence was composed
 over in one vocabulary (`transitions_source`)."""
 
+import logging
 from dataclasses import dataclass
-from typing import Any, List, Mapping, Optional, Sequence, Tuple
+from typing import Any, List, Mapping, Optional, Sequence, Tuple, overload
 
 import torch
+from allennlp.common.checks import ConfigurationError
 from allennlp.modules.seq2vec_encoders import Seq2VecEncoder
 
 from spinn_allennlp.core.batching import concat_padded, default_transitions
@@ -183,6 +185,81 @@ def encode(
     return EncodedSentences(encoder(inputs, mask))
 
 
+logger = logging.getLogger(__name__)
+
+
+def check_parser_training(
+    model: str,
+    encoder: Seq2VecEncoder,
+    transition_loss_weight: float,
+    policy_gradient: Optional[Any] = None,
+) -> None:
+    """What a model can tell about its parser when it is built: a setting that trains a parser
+    the encoder does not have is an error, a transition loss set twice (the model's and the
+    encoder's own) is an error, and a parser that nothing trains (no transition loss, no
+    policy gradient, no soft stack) is a warning: it would pick every tree with an untrained
+    argmax. `model`: the model's registered name, for the messages."""
+    if not has_parser(encoder):
+        for setting, value in (
+            ("transition_loss_weight", transition_loss_weight),
+            ("policy_gradient", policy_gradient),
+        ):
+            if value:
+                raise ConfigurationError(
+                    f"{model}: {setting} trains a parser, and this encoder has none: leave it "
+                    f"out, or give the encoder one (a spinn encoder with predict_transitions: "
+                    f"true and a tracking_dim, or a parser block)"
+                )
+        return
+    if policy_gradient is not None and getattr(encoder, "training_policy", None) is not None:
+        raise ConfigurationError(
+            f"{model}: the policy_gradient samples the training trees itself, so the encoder's "
+            f"training_policy would not be followed: leave one of them out"
+        )
+    encoder_weight = getattr(encoder, "transition_loss_weight", 0.0)
+    if transition_loss_weight and encoder_weight:
+        raise ConfigurationError(
+            f"{model}: both the model's transition_loss_weight ({transition_loss_weight}) and "
+            f"the encoder's ({encoder_weight}) are set, so the transition loss would count "
+            f"twice: keep the model's and set encoder.transition_loss_weight to 0"
+        )
+    if not (
+        transition_loss_weight
+        or encoder_weight
+        or policy_gradient
+        or getattr(encoder, "parser_learns_from_task", False)
+    ):
+        logger.warning(
+            "%s: nothing trains the encoder's parser (transition_loss_weight is 0, no "
+            "policy_gradient, no soft_stack): it will choose every tree it parses with an "
+            "untrained argmax. Set transition_loss_weight above 0 (the SPINN paper's alpha, "
+            "e.g. 3.9), or a policy_gradient to train it from the task alone; ignore this for "
+            "a parser trained elsewhere and loaded.",
+            model,
+        )
+
+
+@overload
+def repeat_rows(batch: torch.Tensor, copies: int) -> torch.Tensor: ...
+
+
+@overload
+def repeat_rows(batch: None, copies: int) -> None: ...
+
+
+@overload
+def repeat_rows(batch: Optional[torch.Tensor], copies: int) -> Optional[torch.Tensor]: ...
+
+
+def repeat_rows(batch: Optional[torch.Tensor], copies: int) -> Optional[torch.Tensor]:
+    """`batch` (B, ...) repeated `copies` times along its first dimension (row c * B + b is
+    row b's c-th copy): a batch encoded several times in one pass, e.g. several trees drawn
+    per sentence (`PolicyGradient.draws`). None stays None."""
+    if batch is None or copies == 1:
+        return batch
+    return batch.repeat(copies, *([1] * (batch.dim() - 1)))
+
+
 def has_parser(encoder: Seq2VecEncoder) -> bool:
     """Whether `encoder` chooses its own transitions (a `TreeEncoder` with a parser)."""
     return isinstance(encoder, TreeEncoder) and encoder.has_parser
@@ -249,7 +326,7 @@ def encode_together(
     batches: Sequence[SentenceBatch],
     reduce_types: Optional[Sequence[Optional[torch.Tensor]]] = None,
     policy: Optional[TransitionPolicy] = None,
-    parser_tokens: Optional[Sequence[torch.Tensor]] = None,
+    parser_tokens: Optional[Sequence[Optional[torch.Tensor]]] = None,
 ) -> List[Tuple[torch.Tensor, Optional[SpinnOutput]]]:
     """Encodes several sentence batches of one encoder (premises and hypotheses, ...) in ONE
     `encode` call, the sentences of all batches padded to a common width and stacked

@@ -67,6 +67,52 @@ def test_three_draws_give_the_surrogate_over_the_trees_drawn(baseline):
     assert classifier.weight.grad is not None and classifier.weight.grad.abs().sum() > 0
 
 
+@pytest.mark.parametrize("baseline", ["greedy", "best_draw"])
+def test_a_rerun_that_takes_copies_draws_the_further_trees_in_one_pass(baseline):
+    """With `rerun(policy, copies)` the draws after the training pass's come from one pass over
+    the batch repeated (row c * B + b: example b's c-th copy); the surrogate is the same
+    function of the trees drawn."""
+    model, inputs, mask, task_losses, _, _ = setup()
+    calls = []
+
+    def rerun(policy, copies=1):
+        calls.append((type(policy).__name__, copies))
+        repeated = [inputs.repeat(copies, 1, 1), mask.repeat(copies, 1)]
+        out = model(*repeated, policy=policy)
+        return (task_losses(out) if copies == 1 else _losses(out, copies)), [out]
+
+    def _losses(out, copies):
+        return (out.sentence.sum(dim=1) - target.repeat(copies)) ** 2
+
+    target = torch.linspace(-1.0, 1.0, inputs.size(0), dtype=torch.float64)
+    gradient = PolicyGradient(draws=3, baseline=baseline, entropy_weight=0.01)
+    torch.manual_seed(7)
+    first = model(inputs, mask, policy=gradient.policy())
+    loss = gradient.loss(task_losses(first), [first], rerun)
+    assert calls == [("Sampled", 2)] + ([("Greedy", 1)] if baseline == "greedy" else [])
+
+    torch.manual_seed(7)
+    again = model(inputs, mask, policy=Sampled())
+    further = model(inputs.repeat(2, 1, 1), mask.repeat(2, 1), policy=Sampled())
+    batch = inputs.size(0)
+    rewards = torch.cat([-task_losses(again).view(1, -1), -_losses(further, 2).view(2, batch)])
+    log_probs = torch.cat(
+        [again.action_log_probs.sum(dim=1).view(1, -1), further.action_log_probs.sum(1).view(2, -1)]
+    )
+    entropy = torch.cat(
+        [again.action_entropy.sum(dim=1).view(1, -1), further.action_entropy.sum(1).view(2, -1)]
+    )
+    rewards = rewards.detach()
+    if baseline == "greedy":
+        with torch.no_grad():
+            greedy = -task_losses(model(inputs, mask, policy=Greedy()))
+        advantage = advantages(rewards, greedy.expand_as(rewards))
+    else:
+        advantage = draw_advantages(rewards, baseline)
+    expected = -(advantage * log_probs).mean() - 0.01 * entropy.mean()
+    torch.testing.assert_close(loss, expected, atol=1e-12, rtol=0)
+
+
 def test_one_draw_is_reinforce_as_before():
     model, inputs, mask, task_losses, rerun, calls = setup()
     torch.manual_seed(3)

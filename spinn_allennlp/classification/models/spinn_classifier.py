@@ -15,11 +15,13 @@ from spinn_allennlp.modules.input_checks import check_embedder_feeds_encoder
 from spinn_allennlp.modules.policy_gradient import PolicyGradient
 from spinn_allennlp.modules.relu_mlp import mlp_output_dim, relu_mlp
 from spinn_allennlp.modules.tree_encoder import (
+    check_parser_training,
     encode,
     given_trees,
     gold_like,
     has_parser,
     parser_reads_token_ids,
+    repeat_rows,
     transitions_source,
 )
 from spinn_allennlp.training.metrics import ParseMetrics
@@ -83,6 +85,7 @@ class SpinnClassifier(Model):
     ) -> None:
         super().__init__(vocab, **kwargs)
         check_embedder_feeds_encoder(text_field_embedder, encoder)
+        check_parser_training("spinn_classifier", encoder, transition_loss_weight, policy_gradient)
         self._embedder = text_field_embedder
         self._encoder = encoder
         self._label_namespace = label_namespace
@@ -129,18 +132,19 @@ class SpinnClassifier(Model):
             else None
         )
 
-        def classify(policy: Optional[TransitionPolicy]):
+        def classify(policy: Optional[TransitionPolicy], copies: int = 1):
             # Embedded here, so that a rerun (a latent parser's baseline and PPO updates, after
-            # the parameters have changed) starts from the inputs.
-            # Shape: (batch_size, num_tokens, embedding_dim)
-            embedded = self._embedder(tokens)
+            # the parameters have changed) starts from the inputs. `copies`: the batch
+            # repeated (several trees drawn per line in one pass; policy_gradient.draws).
+            # Shape: (copies * batch_size, num_tokens, embedding_dim)
+            embedded = repeat_rows(self._embedder(tokens), copies)
             encoding = encode(
                 self._encoder,
                 embedded,
-                mask,
-                transitions,
+                repeat_rows(mask, copies),
+                repeat_rows(transitions, copies),
                 policy=policy,
-                parser_tokens=parser_tokens,
+                parser_tokens=repeat_rows(parser_tokens, copies),
             )
             # Shape: (batch_size, num_labels)
             return self._output_layer(self._mlp(encoding.sentence)), [encoding.tree]

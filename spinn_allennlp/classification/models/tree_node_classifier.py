@@ -13,7 +13,13 @@ from spinn_allennlp.core.supervision import parser_predictions, transition_loss
 from spinn_allennlp.core.transitions import PAD, fold, node_spans
 from spinn_allennlp.data.trees import readable_tree
 from spinn_allennlp.modules.input_checks import check_embedder_feeds_encoder
-from spinn_allennlp.modules.tree_encoder import encode, has_nodes, has_parser, transitions_source
+from spinn_allennlp.modules.tree_encoder import (
+    check_parser_training,
+    encode,
+    has_nodes,
+    has_parser,
+    transitions_source,
+)
 from spinn_allennlp.training.metrics import ParseMetrics, Share
 
 UNLABELED = -1
@@ -78,6 +84,7 @@ class TreeNodeClassifier(Model):
     ) -> None:
         super().__init__(vocab, **kwargs)
         check_embedder_feeds_encoder(text_field_embedder, encoder)
+        check_parser_training("tree_node_classifier", encoder, transition_loss_weight)
         if label_names is not None and len(label_names) != num_labels:
             raise ValueError(f"{len(label_names)} label names for {num_labels} labels")
         self._embedder = text_field_embedder

@@ -22,12 +22,14 @@ from spinn_allennlp.modules.policy_gradient import PolicyGradient
 from spinn_allennlp.modules.relu_mlp import mlp_output_dim, relu_mlp
 from spinn_allennlp.modules.tree_encoder import (
     SentenceBatch,
+    check_parser_training,
     encode_together,
     given_trees,
     gold_like,
     has_parser,
     num_reduce_types,
     parser_reads_token_ids,
+    repeat_rows,
     transitions_source,
 )
 from spinn_allennlp.training.metrics import ParseMetrics
@@ -108,6 +110,7 @@ class SpinnNliClassifier(Model):
     ) -> None:
         super().__init__(vocab, **kwargs)
         check_embedder_feeds_encoder(text_field_embedder, encoder)
+        check_parser_training("spinn_nli", encoder, transition_loss_weight, policy_gradient)
         self._embedder = text_field_embedder
         self._encoder = encoder
         self._label_namespace = label_namespace
@@ -168,16 +171,19 @@ class SpinnNliClassifier(Model):
                 util.get_token_ids_from_text_field_tensors(side) for side in (premise, hypothesis)
             ]
 
-        def classify(policy: Optional[TransitionPolicy]):
+        def classify(policy: Optional[TransitionPolicy], copies: int = 1):
             # Embedded here, so that a rerun (a latent parser's baseline and PPO updates, after
-            # the parameters have changed) starts from the inputs.
+            # the parameters have changed) starts from the inputs. `copies`: the batch
+            # repeated (several trees drawn per pair in one pass; policy_gradient.draws).
             batches = [
-                self._sentence_batch(premise, premise_transitions),
-                self._sentence_batch(hypothesis, hypothesis_transitions),
+                _repeated(self._sentence_batch(premise, premise_transitions), copies),
+                _repeated(self._sentence_batch(hypothesis, hypothesis_transitions), copies),
             ]
+            side_types = [repeat_rows(side, copies) for side in types]
+            side_ids = None if token_ids is None else [repeat_rows(i, copies) for i in token_ids]
             if self._encode_pairs_together:
                 encoded = encode_together(
-                    self._encoder, batches, types, policy=policy, parser_tokens=token_ids
+                    self._encoder, batches, side_types, policy=policy, parser_tokens=side_ids
                 )
             else:
                 encoded = [
@@ -186,9 +192,9 @@ class SpinnNliClassifier(Model):
                         [batch],
                         [batch_types],
                         policy=policy,
-                        parser_tokens=None if token_ids is None else [token_ids[side]],
+                        parser_tokens=None if side_ids is None else [side_ids[side]],
                     )[0]
-                    for side, (batch, batch_types) in enumerate(zip(batches, types))
+                    for side, (batch, batch_types) in enumerate(zip(batches, side_types))
                 ]
             # Shape: (batch_size, encoder_dim) each
             (p, premise_out), (h, hypothesis_out) = encoded
@@ -269,3 +275,9 @@ class SpinnNliClassifier(Model):
         return metrics
 
     default_predictor = "spinn_nli"
+
+
+def _repeated(batch: SentenceBatch, copies: int) -> SentenceBatch:
+    """A sentence batch repeated `copies` times (`repeat_rows`)."""
+    inputs, mask, transitions = batch
+    return repeat_rows(inputs, copies), repeat_rows(mask, copies), repeat_rows(transitions, copies)
