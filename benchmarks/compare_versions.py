@@ -139,9 +139,12 @@ def main() -> None:
     lines += ["", *ratio_table(samples, args.reference)]
     args.out.mkdir(parents=True, exist_ok=True)
     (args.out / "compare_versions.md").write_text("\n".join(lines) + "\n")
+    config = {k: str(v) for k, v in vars(args).items()}
+    # The checkouts by name and commit, not by where they lay on the machine that ran this.
+    config.update({name: f"{path.name} ({git_head(path)})" for name, path in versions.items()})
+    config["out"] = args.out.name
     (args.out / "compare_versions.json").write_text(
-        json.dumps({"config": {k: str(v) for k, v in vars(args).items()}, "samples": samples})
-        + "\n"
+        json.dumps({"config": config, "samples": samples}) + "\n"
     )
     print("\n".join(lines))
 

@@ -142,8 +142,8 @@ EOF
 # AllenNLP for steps 4 and 5.
 allennlp_ok=0
 if [ -n "$SITE_TREE" ] && [ -f "$SITE_TREE" ]; then
-  mkdir -p /tmp/gpu_checks_site && tar -xJf "$SITE_TREE" -C /tmp/gpu_checks_site \
-    && export PYTHONPATH="$PYTHONPATH:/tmp/gpu_checks_site/site"
+  site=$(mktemp -d)
+  tar -xJf "$SITE_TREE" -C "$site" && export PYTHONPATH="$PYTHONPATH:$site/site"
 fi
 if "$PYTHON" -c "import allennlp" 2>/dev/null; then allennlp_ok=1; fi
 

@@ -322,7 +322,10 @@ class GraphedPasses:
         rng = torch.cuda.get_rng_state(device)
         torch.cuda.synchronize(device)
         before = torch.cuda.memory_reserved(device)
-        torch.cuda.make_graphed_callables(entry.module, tuple(args), allow_unused_input=True)
+        # The graph's own input buffers (every replay copies its inputs into them): never a
+        # caller's tensor, which an unpadded batch would otherwise be.
+        static = tuple(arg.detach().clone().requires_grad_(arg.requires_grad) for arg in args)
+        torch.cuda.make_graphed_callables(entry.module, static, allow_unused_input=True)
         torch.cuda.synchronize(device)
         entry.memory_bytes = torch.cuda.memory_reserved(device) - before
         # The warm-up and capture passes changed running statistics and drew random numbers:
