@@ -61,5 +61,12 @@ fi
 site_packages=$("$VENV/bin/python" -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')
 "$VENV/bin/python" -c 'from spinn_allennlp.dependency_warnings import startup_line; print(startup_line(), end="")' \
   > "$site_packages/spinn_allennlp_warnings.pth"
+# allennlp-models' NarrativeQA tool, which every `allennlp` command imports once the extra is
+# installed, asks NLTK to download punkt and wordnet whenever it finds no punkt: offline, two
+# errors at every command. An empty punkt folder in the environment's own NLTK path stops the
+# attempt (nothing of ours, nor the allennlp-models configs we run, tokenizes with punkt).
+if [ "$MODELS" = 1 ]; then
+  mkdir -p "$VENV/nltk_data/tokenizers/punkt"
+fi
 echo "$want" > "$stamp"
 echo "environment ready: $VENV"

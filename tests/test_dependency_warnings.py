@@ -104,3 +104,17 @@ def test_the_demo_shows_none_of_them():
     )
     assert result.returncode == 0, result.stderr
     assert "Warning" not in result.stderr, result.stderr
+
+
+def test_allennlp_models_asks_nltk_for_no_download():
+    """With the "models" extra, AllenNLP imports allennlp-models' NarrativeQA tool at every
+    `allennlp` command; without the punkt folder the set-up leaves, it tries to download NLTK
+    data and, offline, prints `[nltk_data] Error loading punkt` each time."""
+    result = subprocess.run(
+        [sys.executable, "-c", "import allennlp_models.rc.tools.narrativeqa"],
+        capture_output=True,
+        text=True,
+        cwd=PROJECT_ROOT,
+    )
+    assert result.returncode == 0, result.stderr
+    assert "nltk_data" not in result.stdout + result.stderr
