@@ -29,6 +29,14 @@ _TRACKER_SIZES: Dict[str, Any] = {
     "model.encoder.hidden_dim": 10,
     "model.encoder.tracking_dim": 6,
 }
+# A parser block of its own (sizes of its own) beside SPINN-PI-NT's.
+_OWN_PARSER_SIZES: Dict[str, Any] = {
+    "model.encoder.input_dim": 12,
+    "model.encoder.hidden_dim": 10,
+    "model.encoder.parser.embedding_dim": 5,
+    "model.encoder.parser.hidden_dim": 6,
+    "model.encoder.parser.tracking_dim": 4,
+}
 SNLI_ENCODER_SIZES: Dict[str, Dict[str, Any]] = {
     "lstm": {"model.encoder.input_size": 12, "model.encoder.hidden_size": 10},
     "spinn_pi_nt": {"model.encoder.input_dim": 12, "model.encoder.hidden_dim": 10},
@@ -38,6 +46,8 @@ SNLI_ENCODER_SIZES: Dict[str, Dict[str, Any]] = {
     "spinn_ppo": _TRACKER_SIZES,
     "spinn_best_draw": _TRACKER_SIZES,
     "spinn_typed": {**_TRACKER_SIZES, "model.encoder.type_dim": 3},
+    "own_parser_best_draw": _OWN_PARSER_SIZES,
+    "own_parser_ppo": _OWN_PARSER_SIZES,
 }
 
 
