@@ -1,5 +1,5 @@
 """Why does a latent ListOps parser collapse to a trivial tree? Two measurements on a run's
-folder (its config.json and vocabulary; docs/latent_trees.md, "Why they collapse"):
+folder (its config.json and vocabulary; results/listops/README.md, "Why they collapse"):
 
     .venv/bin/python scripts/parser_collapse.py inspect RUN RUN/model_state_e4_b0.th
     .venv/bin/python scripts/parser_collapse.py reward RUN --batches 400

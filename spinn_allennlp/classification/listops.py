@@ -133,7 +133,7 @@ def operator_last_bracketed(expression: Expression) -> str:
     """Another binary tree over the same tokens: each list's arguments and its ``]`` folded left
     to right, the operator joined last, ``( [MAX ( ( 2 9 ) ] ) )``. It keeps every list whole, as
     the gold tree does, but reads the operator after the arguments, as the best-draw latent
-    parser does for a quarter of its lists (docs/latent_trees.md): a TreeLSTM on these trees
+    parser does for a quarter of its lists (results/listops/README.md): a TreeLSTM on these trees
     measures what that grouping costs."""
     if isinstance(expression, int):
         return str(expression)

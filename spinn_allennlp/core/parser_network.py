@@ -2,15 +2,16 @@
 al. 2019) in SPINN form.
 
 Every other parser here reads the composition's own nodes, and what tips a latent parser into
-trivial trees is the size of the trained nodes it reads (docs/latent_trees.md). This one reads
-nothing of the composition: its own word embeddings (or, without them, the word vectors with
-no gradient back), a leaf LSTM over the words, and a full SPINN of its own (a TreeLSTM over its
-own node states and the tracking LSTM that scores SHIFT and REDUCE, §3.3 and eq. 5). Its
-output is a tree, as transitions. The task's composition then follows those transitions as
-given trees — level by level for SPINN-PI-NT (``runners/levelwise.py``), since the whole tree
-is known once the parser has run — so only the parser, small, runs the 2N - 1 sequential steps.
-No value and no gradient crosses from one to the other: the parser learns from its own losses
-(a transition loss on gold trees, REINFORCE's and PPO's terms), the composition from the task's.
+trivial trees is the size of the trained nodes it reads (results/listops/README.md, "Why they
+collapse"). This one reads nothing of the composition: its own word embeddings (or, without
+them, the word vectors with no gradient back), a leaf LSTM over the words, and a full SPINN of
+its own (a TreeLSTM over its own node states and the tracking LSTM that scores SHIFT and REDUCE,
+§3.3 and eq. 5). Its output is a tree, as transitions. The task's composition then follows those
+transitions as given trees — level by level for SPINN-PI-NT (``runners/levelwise.py``), since
+the whole tree is known once the parser has run — so only the parser, small, runs the 2N - 1
+sequential steps. No value and no gradient crosses from one to the other: the parser learns from
+its own losses (a transition loss on gold trees, REINFORCE's and PPO's terms), the composition
+from the task's.
 """
 
 from typing import Optional

@@ -3,7 +3,7 @@
 // the untrained parser, then the parser learns from the task's reward. The parser is a network
 // of its own (composition_reads_tracker: false) whose losses do not reach the nodes it reads
 // (parser_trains_nodes: false): syntax and semantics kept apart, as Havrylov et al. (2019) do.
-// Why the warm-up: docs/latent_trees.md, "Why they collapse".
+// Why the warm-up: results/listops/README.md, "Why they collapse".
 local reinforce = import "listops_spinn_reinforce.jsonnet";
 reinforce + {
   model+: {

@@ -13,11 +13,11 @@ class ParserWarmup(EncoderSchedule):
     configured (REINFORCE, the soft stack, ...). The optimizer skips parameters without a
     gradient, so the parser's optimizer state starts at the unfreezing.
 
-    Why: measured on ListOps (docs/latent_trees.md), a parser trained from the first batch
-    becomes deterministic within one epoch, before the composition can tell trees apart;
-    a composition trained on near-uniform trees does tell them apart (the gold trees give
-    the lowest loss after a few hundred batches). In our ListOps pilots it changed which
-    trivial tree the parser settled on, not that it settled on one.
+    Why: measured on ListOps (results/listops/README.md, "Why they collapse"), a parser trained
+    from the first batch becomes deterministic within one epoch, before the composition can tell
+    trees apart; a composition trained on near-uniform trees does tell them apart (the gold
+    trees give the lowest loss after a few hundred batches). In our ListOps pilots it changed
+    which trivial tree the parser settled on, not that it settled on one.
 
     The batch's metrics get `parser_frozen` (1 or 0). The batch count is saved with the
     trainer's checkpoints, so `--recover` resumes where it was.
