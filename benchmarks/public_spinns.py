@@ -1,23 +1,31 @@
 """Our SPINN against the public PyTorch SPINNs, on the same inputs, in one run.
 
-    python benchmarks/public_spinns.py --blog PATH/snli --jihunchoi PATH
+    python benchmarks/public_spinns.py --blog PATH/snli --jihunchoi PATH --nyu PATH/python
         [--hidden 128,300] [--batch-sizes 32,128] [--tracking 61] [--rounds 5] [--threads 1]
         [--out benchmarks/results]
 
 Their code is not ours to commit: the script loads it from the copies you point it at
 (``--blog``: the ``snli`` folder of the SPINN blog post's code, branch ``spinn`` of
 jekbradbury/examples, ``spinn.py``; ``--jihunchoi``: a checkout of jihunchoi/spinn,
-``model/spinn.py``), applying at load time the few changes today's torch needs, each listed
-in the output (``PATCHES``). Both are given the inputs in the form their own data pipelines
-make: the blog's ``SPINN`` a (N + 1, B, 2D) buffer of projected words (position 0 a zero
-vector, the words reversed at the end, so that ``pop()`` takes the first) and (T, B)
-transitions padded at the left with its skip value; jihunchoi's ``SPINN`` (B, L, D) words and
-(B, T) transitions padded at the left with SHIFTs of padding words, as its reader pads them.
+``model/spinn.py``; ``--nyu``: the ``python`` folder of nyu-mll/spinn, whose
+``spinn.spinn_core_model.SPINN`` it imports as it is), applying at load time the few changes
+today's torch needs, each listed in the output (``PATCHES``). Each is given the inputs in the
+form its own data pipeline makes: the blog's ``SPINN`` a (N + 1, B, 2D) buffer of projected
+words (position 0 a zero vector, the words reversed at the end, so that ``pop()`` takes the
+first) and (T, B) transitions padded at the left with its skip value; jihunchoi's ``SPINN``
+(B, L, D) words and (B, T) transitions padded at the left with SHIFTs of padding words, as its
+reader pads them; nyu-mll's its ``Example`` (token ids, right-padded; transitions padded at the
+left with its SKIP) and the projected words, split into per-sentence lists as its
+``BaseModel.forward`` splits them (that split timed with it). nyu-mll's model is built as its
+``--reduce treelstm`` flags build it, with layer normalisation off (``composition_ln``,
+``tracking_ln``: on, it computes another function) and lateral tracking on, its tracker in the
+composition for SPINN-PI.
 
 Rows: our thin-stack SPINN-PI-NT and SPINN-PI (``Spinn(D, D, levelwise=False)``, ``Spinn(D, D,
 tracking_dim=61)``) and our default level-wise PI-NT; the blog's SPINN without and with its
 tracker (``d_tracker``); jihunchoi's SPINN (always with a tracker feeding the composition: a
-SPINN-PI). Every public model gets our model's weights (projection, composition, tracker;
+SPINN-PI); nyu-mll's SPINN without and with its tracker. Every public model gets our model's
+weights (projection, composition, tracker;
 gates and inputs reordered to its layout), and its sentence vectors are checked equal to ours
 (max |difference| <= 1e-4, float32) on a batch of sentences of one length: the public codes
 pad shorter sentences at the left, and their trackers run through those padding steps, so on
@@ -30,6 +38,7 @@ timed batch too). Timed: inference (``torch.no_grad()``, sentences / s) and a tr
 
 import argparse
 import copy
+import importlib
 import json
 import sys
 import types
@@ -69,6 +78,7 @@ PATCHES = {
     ],
 }
 BLOG_SKIP, BLOG_REDUCE, BLOG_SHIFT = 1, 2, 3
+NYU_SKIP = 2
 
 
 def load_patched(root: Path, name: str, main: str, package: str = "") -> types.ModuleType:
@@ -204,6 +214,88 @@ def jihunchoi_inputs(inputs, mask, transitions) -> Tuple[torch.Tensor, torch.Ten
     return words, moves
 
 
+class NyuSpinn(nn.Module):
+    """nyu-mll/spinn's SPINN (``spinn_core_model``) as its ``BaseModel`` runs it, on our
+    projection, with our weights. Its node rows are [c; h] (ours [h; c]), its tracker's gates
+    interleaved (unit r's gate k in column 4r + k, k = g, i, f, o), and its TreeLSTM adds 1 to
+    the forget gates' pre-activations (its bias is ours less 1 there)."""
+
+    def __init__(
+        self, core: types.ModuleType, blocks: types.ModuleType, ours: Spinn, tracking: int
+    ) -> None:
+        super().__init__()
+        size = ours.hidden_dim
+        composition = blocks.ReduceTreeLSTM(
+            size,
+            tracker_size=tracking or None,
+            use_tracking_in_composition=bool(tracking),
+            composition_ln=False,
+        )
+        args = types.SimpleNamespace(
+            transition_weight=None,
+            wrap_items=blocks.bundle,
+            extract_h=lambda state: state.h,
+            composition=composition,
+            tracker_size=tracking or None,
+            use_internal_parser=False,
+            lateral_tracking=True,
+            tracking_ln=False,
+            size=size,
+        )
+        self.blocks = blocks
+        self.spinn = core.SPINN(args, None, False)
+        self.composition = composition
+        self.projection = copy.deepcopy(ours.projection.linear)
+        with torch.no_grad():
+            # [h; c] -> [c; h].
+            swap = torch.cat([torch.arange(size, 2 * size), torch.arange(size)])
+            self.projection.weight.copy_(ours.projection.linear.weight[swap])
+            self.projection.bias.copy_(ours.projection.linear.bias[swap])
+            linear = ours.compose.linear
+            bias = linear.bias.detach().clone()
+            bias[size : 3 * size] -= 1.0  # its forget gates add 1
+            composition.left.weight.copy_(linear.weight[:, :size])
+            composition.left.bias.copy_(bias)
+            composition.right.weight.copy_(linear.weight[:, size : 2 * size])
+            if tracking:
+                composition.track.weight.copy_(linear.weight[:, 2 * size :])
+                cell = ours.tracker.cell
+                block_of = {0: 2, 1: 0, 2: 1, 3: 3}  # its gate k (g, i, f, o) -> our block
+                rows = torch.tensor(
+                    [block_of[k] * tracking + r for r in range(tracking) for k in range(4)]
+                )
+                weight = cell.weight_ih[rows]
+                tracker = self.spinn.tracker
+                tracker.buf.weight.copy_(weight[:, :size])
+                tracker.buf.bias.copy_((cell.bias_ih + cell.bias_hh)[rows])
+                tracker.stack1.weight.copy_(weight[:, size : 2 * size])
+                tracker.stack2.weight.copy_(weight[:, 2 * size :])
+                tracker.lateral.weight.copy_(cell.weight_hh[rows])
+
+    def forward(self, words: torch.Tensor, example) -> torch.Tensor:
+        batch_size, length, _ = words.shape
+        # BaseModel.forward's buffers: every word's row, per sentence, reversed.
+        embeds = self.projection(words.reshape(batch_size * length, -1))
+        rows = torch.chunk(embeds, batch_size * length, 0)[::-1]
+        buffers = [list(rows[b * length : (b + 1) * length]) for b in range(batch_size)]
+        example.bufs = buffers[::-1]
+        self.spinn.reset_state()
+        tops = self.spinn(example)[0]
+        return self.blocks.bundle(tops).h
+
+
+def nyu_inputs(inputs, mask, transitions):
+    """Its ``Example``: token ids (nonzero for words, right-padded), transitions padded at the
+    left with SKIP (an array, as its data pipeline gives them)."""
+    steps = [[t for t in row if t in (SHIFT, REDUCE)] for row in transitions.tolist()]
+    width = max(len(row) for row in steps)
+    moves = torch.full((len(steps), width), NYU_SKIP, dtype=torch.long)
+    for b, row in enumerate(steps):
+        moves[b, width - len(row) :] = torch.tensor(row)  # its SHIFT and REDUCE are ours
+    example = types.SimpleNamespace(tokens=mask.long(), transitions=moves.numpy())
+    return inputs, example
+
+
 # --- the benchmark ------------------------------------------------------------------------
 
 
@@ -231,6 +323,10 @@ def models_for(
     if "jihunchoi" in modules:
         model = JihunchoiSpinn(modules["jihunchoi"], pi, tracking)
         ours["jihunchoi: SPINN-PI"] = (model, jihunchoi_inputs, _call)
+    if "nyu" in modules:
+        core, blocks = modules["nyu"], modules["nyu_blocks"]
+        ours["nyu-mll: SPINN-PI-NT"] = (NyuSpinn(core, blocks, pi_nt, 0), nyu_inputs, _call)
+        ours["nyu-mll: SPINN-PI"] = (NyuSpinn(core, blocks, pi, tracking), nyu_inputs, _call)
     return ours
 
 
@@ -256,6 +352,8 @@ PAIRS = [
     ("ours: SPINN-PI-NT level-wise", "blog: SPINN-PI-NT"),
     ("ours: SPINN-PI", "blog: SPINN-PI"),
     ("ours: SPINN-PI", "jihunchoi: SPINN-PI"),
+    ("ours: SPINN-PI-NT thin-stack loop", "nyu-mll: SPINN-PI-NT"),
+    ("ours: SPINN-PI", "nyu-mll: SPINN-PI"),
 ]
 
 
@@ -287,6 +385,7 @@ def main(argv=None) -> Dict:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--blog", type=Path, help="the snli folder of the blog's code")
     parser.add_argument("--jihunchoi", type=Path, help="a checkout of jihunchoi/spinn")
+    parser.add_argument("--nyu", type=Path, help="the python folder of nyu-mll/spinn")
     parser.add_argument("--hidden", default="128,300")
     parser.add_argument("--batch-sizes", default="32,128")
     parser.add_argument("--tracking", type=int, default=61)
@@ -301,6 +400,11 @@ def main(argv=None) -> Dict:
         modules["blog"] = load_patched(args.blog, "blog", "spinn.py")
     if args.jihunchoi:
         modules["jihunchoi"] = load_patched(args.jihunchoi, "jihunchoi", "model/spinn.py", "model")
+    if args.nyu:
+        # Its package `spinn`, imported as it is (no change needed).
+        sys.path.insert(0, str(args.nyu))
+        modules["nyu"] = importlib.import_module("spinn.spinn_core_model")
+        modules["nyu_blocks"] = importlib.import_module("spinn.util.blocks")
     results: Dict[str, Dict] = {"environment": environment("cpu"), "patches": PATCHES, "cells": {}}
     lines = []
     for dim in [int(d) for d in args.hidden.split(",")]:

@@ -43,18 +43,17 @@ def run_thin_stack(
     batch: PreparedBatch, parts: SpinnParts, policy: TransitionPolicy
 ) -> SpinnOutput:
     """Encodes ``batch`` step by step, the transitions chosen by ``policy``."""
-    tape, order = batch.tape, batch.order
+    tape, order, steps = batch.tape, batch.order, batch.total_steps
     static = parts.uses_static_shapes(batch.device)
     # Everything below is in longest-first order: sorted row i is sentence order[i], whose
     # tape block starts at i * rows_per_sentence.
-    step_numbers = torch.arange(batch.total_steps, device=batch.device).unsqueeze(1)
+    step_numbers = torch.arange(steps, device=batch.device).unsqueeze(1)
     active = batch.num_steps.index_select(0, order).unsqueeze(0) > step_numbers  # (T, B)
     given = _sorted_steps(batch.transitions, order)  # (T, B) or None
-    steps = batch.total_steps
     given_steps = _per_step(given, steps)
     given_types = _per_step(_sorted_steps(batch.reduce_types, order), steps)
     # How many sentences each step works on: all of them, or (sparse) those still running.
-    running = [batch.batch_size] * batch.total_steps if static else active.sum(dim=1).tolist()
+    running = [batch.batch_size] * steps if static else active.sum(dim=1).tolist()
     stack: _Stack
     if policy.follows_given and given is not None and parts.summaries is None:
         stack = _Planned(batch, given, static, running)
