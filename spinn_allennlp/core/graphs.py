@@ -286,7 +286,7 @@ class GraphedPasses:
         if self.capture and not inputs.is_cuda:
             return "not on CUDA"
         if not policy.replayable:
-            return "policy with state between calls"
+            return "policy not replayable (state between calls, or values read back)"
         if self.spinn._runner_for(policy) not in (run_thin_stack, run_soft_stack):
             return "runner reads back to the host"
         if self.capture and torch.is_autocast_enabled() and torch.is_autocast_cache_enabled():

@@ -140,6 +140,8 @@ class MoveChecked(TransitionPolicy):
         for flag in _FLAGS:
             if hasattr(policy, flag):
                 setattr(self, flag, getattr(policy, flag))
+        # Its checks read values back to the host every step: no CUDA graph can replay it.
+        self.replayable = False
 
     def choose(self, step: Step) -> Choice:
         choice = self.policy.choose(step)

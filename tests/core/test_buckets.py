@@ -13,6 +13,8 @@ from spinn_allennlp.core import transitions as tr
 from spinn_allennlp.core.batching import bucket_size, pad_dims
 from spinn_allennlp.core.graphs import GraphedPasses
 from spinn_allennlp.core.policies import (
+    BeamSearch,
+    Choice,
     Given,
     Greedy,
     Mixed,
@@ -20,7 +22,9 @@ from spinn_allennlp.core.policies import (
     Sampled,
     SoftStrengths,
     StraightThroughGumbel,
+    TransitionPolicy,
 )
+from spinn_allennlp.core.policy_registry import with_move_check
 from spinn_allennlp.core.spinn import Spinn
 from spinn_allennlp.testing import make_batch
 
@@ -199,6 +203,28 @@ def test_buckets_and_padding():
     assert padded.shape == (4, 5)
     assert padded[:2, :3].eq(1).all() and padded[2:].eq(tr.PAD).all()
     assert pad_dims(torch.ones(2, 7), (2, 5), 0).shape == (2, 5)  # cut to the bucket's steps
+
+
+class Foreign(TransitionPolicy):
+    """A policy written elsewhere: its moves are checked, a host read every step."""
+
+    mode = "foreign"
+
+    def choose(self, step):
+        return Choice(step.legal(step.logits.argmax(dim=-1)))
+
+
+def test_what_a_graph_cannot_replay_runs_eagerly():
+    model, inputs, mask, transitions, _ = model_and_batch(PARSER)
+    passes = GraphedPasses(model, batch_size=8, capture=False)
+    for policy in (with_move_check(Foreign()), BeamSearch(2), Sampled(record=True)):
+        assert passes(inputs, mask, None, policy) is None
+    model.levelwise, model.tracker = True, None  # PI-NT on given trees: level-wise
+    assert passes(inputs, mask, transitions, Given()) is None
+    assert passes.eager == {
+        "policy not replayable (state between calls, or values read back)": 3,
+        "runner reads back to the host": 1,
+    }
 
 
 def test_a_batch_past_the_largest_bucket_runs_eagerly():
