@@ -16,7 +16,10 @@ the full SPINN steps through 2N - 1 transitions teacher-forced; REINFORCE runs a
 a greedy pass, and PPO (``spinn_ppo``) three more passes, forward and backward, for its
 further parser updates; the best-draw parser (``spinn_best_draw``) four sampled passes, the
 task's loss backpropagated through the first only; the soft stack and straight-through
-Gumbel compute both moves at every step and read a soft second unit.
+Gumbel compute both moves at every step and read a soft second unit. A parser of its own
+(``own_parser_*``) runs the 2N - 1 steps in its own small network and the TreeLSTM level by
+level over its trees; its best-draw config draws the three further trees in one pass over
+the batch repeated, and its PPO config adds 14 parser-only passes (forward and backward).
 
 Needs AllenNLP and the generated ListOps data.
 """
@@ -61,6 +64,8 @@ NAMES = {
     "spinn_gumbel": "straight-through Gumbel",
     "spinn_model4": "Model 4 (soft stack)",
     "lstm": "LSTM",
+    "own_parser_best_draw": "a parser of its own, 4 draws ranked (one rerun)",
+    "own_parser_ppo": "a parser of its own, Havrylov's PPO (15 parser updates a batch)",
 }
 BATCH_SIZE = 128
 EPOCH_LINES = 75_899  # the protocol's training lines (at most 100 tokens)
@@ -88,6 +93,9 @@ def build_trainer(name: str, args: argparse.Namespace, workdir: Path) -> Gradien
         "test_data_path": None,
         "evaluate_on_test": False,
         "dataset_reader.max_instances": BATCH_SIZE * args.batches,
+        # Every config on the same batches (the PPO config of a parser of its own takes 64
+        # lines a batch as Havrylov et al.; timed on 128, as the pilots ran it).
+        "data_loader.batch_sampler.batch_size": BATCH_SIZE,
         "trainer.cuda_device": 0 if args.device == "cuda" else -1,
         "random_seed": args.seed,
         "numpy_seed": args.seed,

@@ -17,7 +17,7 @@ A new way of choosing trees is one class, registered by name::
             # REDUCE wherever it is legal: the left-branching tree.
             return Choice(step.legal(torch.ones_like(must_shift, dtype=torch.long)))
 
-and chosen in a config by ``{"type": "always_shift_first", ...}``, the other keys its
+and chosen in a config by ``{"type": "reduce_when_possible", ...}``, the other keys its
 constructor's arguments (``--include-package`` the module that defines it). The runner checks
 the moves of a policy whose ``choose`` is not one of this package's (:func:`with_move_check`):
 an illegal move is an error that names the policy and says what to do, not an index error
