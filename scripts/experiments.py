@@ -299,6 +299,7 @@ SMALL_FILES = (
     "test_metrics.json",
     "test_metrics_first2000.json",
     "test_metrics_discrete.json",
+    "test_metrics_operator_last.json",
     "dev_metrics.json",
     "wall.json",
     "machine.json",
