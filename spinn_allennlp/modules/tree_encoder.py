@@ -18,6 +18,8 @@ from spinn_allennlp.core.policies import TransitionPolicy
 from spinn_allennlp.core.transitions import PAD
 from spinn_allennlp.modules.dependency_tree_encoder import DependencyTreeEncoder
 
+logger = logging.getLogger(__name__)
+
 # One batch of sentences for an encoder: inputs (B, N, input_dim), mask (B, N) and, for a tree
 # encoder, transitions (B, T) or None.
 SentenceBatch = Tuple[torch.Tensor, torch.Tensor, Optional[torch.Tensor]]
@@ -183,9 +185,6 @@ def encode(
         dependency = encoder.encode(inputs, mask, heads, return_nodes=return_nodes)
         return EncodedSentences(dependency.sentence, dependency=dependency)
     return EncodedSentences(encoder(inputs, mask))
-
-
-logger = logging.getLogger(__name__)
 
 
 def check_parser_training(
