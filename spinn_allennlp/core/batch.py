@@ -14,7 +14,7 @@ The tape: sentence ``b`` owns the block of ``R = 1 + N + T`` rows starting at ``
 * ``base[b]`` is a zero node, read wherever there is nothing to read (an empty stack or
   buffer, a PAD step);
 * ``base[b] + 1 + j`` is word ``j``, the buffer (rows of padding words are written only by
-  the dense leaves of the static-shape path, and never read);
+  the dense leaves of the static-shape path, and never used);
 * ``base[b] + 1 + N + t`` is the node made at step ``t`` (a REDUCE writes it; a SHIFT pushes
   a pointer to its word's row instead of copying it).
 
@@ -90,7 +90,7 @@ class PreparedBatch:
         return self.inputs.device
 
     def word_rows(self) -> torch.Tensor:
-        """Shape (B, N): the tape row of each word (padding words' rows are never read)."""
+        """Shape (B, N): the tape row of each word (padding words' rows are never used)."""
         return self.base.unsqueeze(1) + 1 + torch.arange(self.max_tokens, device=self.device)
 
     def step_rows(self) -> torch.Tensor:
@@ -147,6 +147,11 @@ def check_batch(
         raise ValueError(
             f"node_inputs must have shape (batch, at least {total_steps} steps, dim), "
             f"got {tuple(node_inputs.shape)}"
+        )
+    if reduce_types is not None and (reduce_types.dim() != 2 or len(reduce_types) != batch_size):
+        raise ValueError(
+            f"reduce_types must have shape (batch = {batch_size}, steps), "
+            f"got {tuple(reduce_types.shape)}"
         )
     return transitions, total_steps
 

@@ -146,7 +146,8 @@ def concat_padded(batches: Sequence[torch.Tensor], value: Union[int, float, bool
 
 # Length buckets of the static-shape path (``graphs.py``): a batch's longest sentence is
 # padded to the first edge at least as long, so that a handful of shapes serve an epoch
-# (steps past an edge: at most half again, a fifth on average over uniform lengths).
+# (past the first edge, at most half again as many steps, a fifth on average over uniform
+# lengths; below it, up to the first edge's 8 words).
 LENGTH_BUCKETS = (8, 12, 16, 24, 32, 48, 64, 96, 128, 192, 256)
 
 

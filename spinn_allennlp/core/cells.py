@@ -84,6 +84,12 @@ def _masked_batch_norm(
         return nn.functional.batch_norm(
             rows, norm.running_mean, norm.running_var, norm.weight, norm.bias, False, 0.0, norm.eps
         )
+    # Statistics in float32 at least, as nn.BatchNorm1d keeps them: in bf16 or fp16 (mixed
+    # precision) `rows - mean` loses the spread when the mean is large beside it.
+    low_precision = rows.dtype not in (torch.float32, torch.float64)
+    out_dtype = rows.dtype
+    if low_precision:
+        rows = rows.float()
     weights = real.to(rows.dtype).unsqueeze(1)
     count = weights.sum()
     mean = (rows * weights).sum(dim=0) / count.clamp(min=1)
@@ -104,7 +110,7 @@ def _masked_batch_norm(
     normalised = centred * torch.rsqrt(variance + norm.eps)
     if norm.weight is not None:
         normalised = normalised * norm.weight + norm.bias
-    return normalised
+    return normalised.to(out_dtype) if low_precision else normalised
 
 
 class Composition(nn.Module):

@@ -189,6 +189,8 @@ class GraphedPasses:
         capture: bool = True,
         max_graphs: int = 32,
     ) -> None:
+        if max_graphs < 1:
+            raise ValueError(f"max_graphs must be at least 1, got {max_graphs}")
         self.spinn = spinn
         self.batch_size = batch_size
         self.length_edges = tuple(length_edges)

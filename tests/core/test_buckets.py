@@ -11,6 +11,7 @@ import torch
 
 from spinn_allennlp.core import transitions as tr
 from spinn_allennlp.core.batching import bucket_size, pad_dims
+from spinn_allennlp.core.cells import _masked_batch_norm
 from spinn_allennlp.core.graphs import GraphedPasses
 from spinn_allennlp.core.policies import (
     BeamSearch,
@@ -163,6 +164,25 @@ def test_batch_norm_in_training_keeps_the_padding_out_of_its_statistics():
         torch.testing.assert_close(
             getattr(norm, statistic), getattr(fresh.projection.batch_norm, statistic), **EXACT
         )
+
+
+def test_masked_batch_norm_keeps_bf16_rows_statistics_in_float32():
+    """Under mixed precision the static path's batch norm gets bf16 rows: its statistics must
+    be taken in float32 (as nn.BatchNorm1d's), else `rows - mean` in bf16 (8 significant bits)
+    loses a spread of 0.5 around a mean of 8 (bf16's spacing there is 0.0625)."""
+    torch.manual_seed(0)
+    rows = (8.0 + 0.5 * torch.randn(64, 6)).to(torch.bfloat16)
+    real = torch.arange(64) < 50
+    norm = torch.nn.BatchNorm1d(6)
+    reference_norm = torch.nn.BatchNorm1d(6)
+    out = _masked_batch_norm(norm, rows, real)
+    # The float32 reference on the same (bf16-rounded) real rows.
+    reference = reference_norm(rows[real].float())
+    assert out.dtype == torch.bfloat16
+    # What is left is bf16's rounding of the normalised output (|values| < 4: spacing <= 2^-6).
+    torch.testing.assert_close(out[real].float(), reference, atol=2.0**-6, rtol=0.0)
+    torch.testing.assert_close(norm.running_mean, reference_norm.running_mean)
+    torch.testing.assert_close(norm.running_var, reference_norm.running_var)
 
 
 @pytest.mark.parametrize("sampler", ["sampled", "mixed", "straight_through"])

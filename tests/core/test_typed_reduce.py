@@ -137,3 +137,14 @@ def test_without_a_type_classifier_types_must_be_given():
         model(inputs, mask, transitions)
     with pytest.raises(ValueError, match="tracking"):
         Spinn(6, 5, num_reduce_types=3)
+
+
+def test_reduce_types_of_the_wrong_shape_are_named():
+    """One row of types per sentence, one type per step: a flattened or mis-batched tensor
+    is refused with its shape, not an index error deep in the loop."""
+    model = typed_model(predict_transitions=False)
+    inputs, mask, transitions, types = batch_with_types([5, 3])
+    with pytest.raises(ValueError, match=r"reduce_types must have shape \(batch = 2"):
+        model(inputs, mask, transitions, reduce_types=types.flatten())
+    with pytest.raises(ValueError, match=r"reduce_types must have shape \(batch = 2"):
+        model(inputs, mask, transitions, reduce_types=types[:1])
