@@ -63,12 +63,12 @@ class SpinnClassifierPredictor(LinePredictor):
         if label is not None:
             metadata["gold_label"] = label.label
         # A text line's parse (its metadata says "gold"), or any ListOps expression's tree.
-        gold = metadata.get("transitions_source") == "gold" or getattr(
+        has_gold_tree = metadata.get("transitions_source") == "gold" or getattr(
             reader, "gives_gold_trees", False
         )
-        if gold and "transitions" in instance.fields:
-            gold = instance["transitions"].tensor.tolist()
-            metadata["gold_tree"] = readable_tree(metadata["tokens"], gold)
+        if has_gold_tree and "transitions" in instance.fields:
+            gold_transitions = instance["transitions"].tensor.tolist()
+            metadata["gold_tree"] = readable_tree(metadata["tokens"], gold_transitions)
         return instance
 
     def _trim(self, output: Dict[str, Any]) -> Dict[str, Any]:
