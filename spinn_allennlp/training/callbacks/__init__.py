@@ -1,4 +1,5 @@
 from spinn_allennlp.training.callbacks.encoder_schedule import EncoderSchedule
+from spinn_allennlp.training.callbacks.module_gradient_clipping import ModuleGradientClipping
 from spinn_allennlp.training.callbacks.parser_temperature_schedule import (
     ParserTemperatureSchedule,
 )
@@ -13,6 +14,7 @@ from spinn_allennlp.training.callbacks.self_transition_schedule import SelfTrans
 
 __all__ = [
     "EncoderSchedule",
+    "ModuleGradientClipping",
     "ParserTemperatureSchedule",
     "ParserUpdates",
     "ParserWarmup",

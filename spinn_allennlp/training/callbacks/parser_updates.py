@@ -5,6 +5,7 @@ from allennlp.common.checks import ConfigurationError
 from allennlp.training.callbacks import TrainerCallback
 
 from spinn_allennlp.modules.spinn_encoder import SpinnEncoder
+from spinn_allennlp.training.callbacks.module_gradient_clipping import ModuleGradientClipping
 
 
 @TrainerCallback.register("parser_updates")
@@ -14,10 +15,10 @@ class ParserUpdates(TrainerCallback):
     carries a `"parser_update"`; for each of its further updates this callback computes the
     clipped surrogate with the parser as it is now, backpropagates it, keeps the gradients of
     the parser's parameters only (every `spinn` encoder's `parser_parameters()`: the
-    rest of the model moves once per batch, with the task's loss), rescales and clips them as
-    the trainer does, and steps the trainer's optimizer (Adam skips parameters without a
-    gradient, so only the parser moves; give it its own learning rate with the optimizer's
-    `parameter_groups`).
+    rest of the model moves once per batch, with the task's loss), clips them as the
+    trainer's `module_gradient_clipping` callback (if it has one) and the trainer itself do,
+    and steps the trainer's optimizer (Adam skips parameters without a gradient, so only the
+    parser moves; give it its own learning rate with the optimizer's `parameter_groups`).
 
     Why a callback: a model cannot step the optimizer, and AllenNLP's trainer takes one step
     per batch. `on_batch` runs after that step and before the checkpoint is written, so a run
@@ -82,6 +83,12 @@ class ParserUpdates(TrainerCallback):
                 update.taken = update.further
             return
         parser = {id(parameter) for parameter in self._parser}
+        # Per-group clips (module_gradient_clipping) apply to these updates as to the step's.
+        module_clippings = [
+            callback
+            for callback in getattr(trainer, "_callbacks", [])
+            if isinstance(callback, ModuleGradientClipping)
+        ]
         # The rest of the model is frozen meanwhile: the backward pass then stops where no
         # parser parameter lies behind (the composition's weights, the embeddings), and no
         # gradient but the parser's is made.
@@ -95,6 +102,8 @@ class ParserUpdates(TrainerCallback):
                     for parameter in frozen:
                         parameter.grad = None
                     update.loss().backward()
+                    for clipping in module_clippings:
+                        clipping.clip()
                     trainer.rescale_gradients()
                     trainer.clip_gradient()
                     trainer.optimizer.step()
