@@ -593,11 +593,14 @@ LISTOPS_NAMES = {
     "lstm_constant_lr": "LSTM, learning rate kept constant",
     # The same with dropout 0.2 on the sentence vector and the MLP's output (`model.dropout`).
     "lstm_dropout": "LSTM, learning rate constant, dropout 0.2",
+    # The same, the first setting of issue 47's sweep (scripts/jobs/lstm_sweep.tsv).
+    "lstm_sweep_dropout": "LSTM, learning rate constant, dropout 0.2",
     "spinn_pi_nt_balanced": "SPINN-PI-NT, balanced trees",
     "spinn": "full SPINN (Model 1)",
     "spinn_model2": "Model 2 (own transitions, scheduled)",
     "spinn_model3": "Model 3 (soft stack, supervised)",
     "spinn_model4": "Model 4 (soft stack, latent trees)",
+    "spinn_best_draw": "best-draw parser (trained by the task alone, 4 trees ranked)",
     "spinn_reinforce": "REINFORCE parser (latent trees)",
     "spinn_soft_annealed": "soft stack, annealed (latent trees)",
     "spinn_gumbel": "straight-through Gumbel (latent trees)",
