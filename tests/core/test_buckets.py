@@ -181,8 +181,10 @@ def test_masked_batch_norm_keeps_bf16_rows_statistics_in_float32():
     assert out.dtype == torch.bfloat16
     # What is left is bf16's rounding of the normalised output (|values| < 4: spacing <= 2^-6).
     torch.testing.assert_close(out[real].float(), reference, atol=2.0**-6, rtol=0.0)
-    torch.testing.assert_close(norm.running_mean, reference_norm.running_mean)
-    torch.testing.assert_close(norm.running_var, reference_norm.running_var)
+    # Float32 sums of 50 rows taken in another order than BatchNorm1d's kernel: each a few
+    # float32 roundings (~6e-8 relative) apart, whatever kernels a CPU picks.
+    torch.testing.assert_close(norm.running_mean, reference_norm.running_mean, rtol=1e-5, atol=1e-6)
+    torch.testing.assert_close(norm.running_var, reference_norm.running_var, rtol=1e-5, atol=1e-6)
 
 
 @pytest.mark.parametrize("sampler", ["sampled", "mixed", "straight_through"])

@@ -1,6 +1,6 @@
 import math
 import re
-from typing import List, Optional, Set, Tuple
+from typing import List, Set
 
 import torch
 from allennlp.common.checks import ConfigurationError
@@ -44,7 +44,7 @@ class ModuleGradientClipping(TrainerCallback):
         self.patterns = [[re.compile(pattern) for pattern in group] for group in groups]
         self.max_norm = max_norm
         self.norm_type = norm_type
-        self.groups: List[Tuple[str, List[torch.nn.Parameter]]] = []
+        self.groups: List[List[torch.nn.Parameter]] = []
 
     def on_start(self, trainer, is_primary: bool = True, **kwargs) -> None:
         if getattr(trainer, "_scaler", None) is not None:
@@ -71,23 +71,17 @@ class ModuleGradientClipping(TrainerCallback):
                 if id(p) not in taken and any(pattern.search(name) for pattern in patterns)
             ]
             taken.update(id(p) for p in members)
-            self.groups.append((" | ".join(p.pattern for p in patterns), members))
+            self.groups.append(members)
         rest = [p for _, p in named if id(p) not in taken]
         if rest:
-            self.groups.append(("the rest", rest))
+            self.groups.append(rest)
 
-    def clip(self) -> List[Optional[float]]:
-        """Clips every group's gradients now; returns each group's norm before the clip (None
-        for a group without gradients)."""
-        norms: List[Optional[float]] = []
-        for _, parameters in self.groups:
+    def clip(self) -> None:
+        """Clips every group's gradients now (nothing is read back to the host)."""
+        for parameters in self.groups:
             with_grad = [p for p in parameters if p.grad is not None]
-            if not with_grad:
-                norms.append(None)
-                continue
-            norm = torch.nn.utils.clip_grad_norm_(with_grad, self.max_norm, self.norm_type)
-            norms.append(float(norm))
-        return norms
+            if with_grad:
+                torch.nn.utils.clip_grad_norm_(with_grad, self.max_norm, self.norm_type)
 
     def on_backward(self, trainer, batch_outputs, backward_called: bool, **kwargs) -> bool:
         if not backward_called:
