@@ -69,11 +69,11 @@ class BufferProjection(nn.Module):
         words = torch.where(real.unsqueeze(1), inputs.flatten(0, 1), 0)
         projected = self.linear(words)
         if self.batch_norm is not None:
-            projected = _masked_batch_norm(self.batch_norm, projected, real)
+            projected = masked_batch_norm(self.batch_norm, projected, real)
         return self.dropout(projected)
 
 
-def _masked_batch_norm(
+def masked_batch_norm(
     norm: nn.BatchNorm1d, rows: torch.Tensor, real: torch.Tensor
 ) -> torch.Tensor:
     """``norm`` applied to ``rows`` (r, C) as if only the ``real`` ones (r,) bool were there:

@@ -11,7 +11,7 @@ import torch
 
 from spinn_allennlp.core import transitions as tr
 from spinn_allennlp.core.batching import bucket_size, pad_dims
-from spinn_allennlp.core.cells import _masked_batch_norm
+from spinn_allennlp.core.cells import masked_batch_norm
 from spinn_allennlp.core.graphs import GraphedPasses
 from spinn_allennlp.core.policies import (
     BeamSearch,
@@ -175,7 +175,7 @@ def test_masked_batch_norm_keeps_bf16_rows_statistics_in_float32():
     real = torch.arange(64) < 50
     norm = torch.nn.BatchNorm1d(6)
     reference_norm = torch.nn.BatchNorm1d(6)
-    out = _masked_batch_norm(norm, rows, real)
+    out = masked_batch_norm(norm, rows, real)
     # The float32 reference on the same (bf16-rounded) real rows.
     reference = reference_norm(rows[real].float())
     assert out.dtype == torch.bfloat16
