@@ -73,9 +73,7 @@ class BufferProjection(nn.Module):
         return self.dropout(projected)
 
 
-def masked_batch_norm(
-    norm: nn.BatchNorm1d, rows: torch.Tensor, real: torch.Tensor
-) -> torch.Tensor:
+def masked_batch_norm(norm: nn.BatchNorm1d, rows: torch.Tensor, real: torch.Tensor) -> torch.Tensor:
     """``norm`` applied to ``rows`` (r, C) as if only the ``real`` ones (r,) bool were there:
     in training, statistics over the real rows (the running ones updated as ``nn.BatchNorm1d``
     updates them: biased variance to normalise, unbiased into the running average); in
