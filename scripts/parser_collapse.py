@@ -1,18 +1,21 @@
 """Why does a latent ListOps parser collapse to a trivial tree? Two measurements on a run's
-folder (its config.json and vocabulary; results/listops/README.md, "Why they collapse"):
+folder (its config.json and vocabulary; results/listops/README.md, "Why they collapse"), and
+one of the data:
 
     .venv/bin/python scripts/parser_collapse.py inspect RUN RUN/model_state_e4_b0.th
     .venv/bin/python scripts/parser_collapse.py reward RUN --batches 400
+    .venv/bin/python scripts/parser_collapse.py positions RUN
 
 ``inspect``: on dev lines (at most ``--max-tokens`` tokens, the first ``--lines``), the parser's
 legal-move distribution at the steps where both moves are legal: its mean entropy (ln 2 =
 0.693 is uniform), the share of steps where the move drawn has probability > 0.99, the mean
 and standard deviation of the REDUCE - SHIFT logit gap, and the share of sentences whose drawn
-tree is exactly right- or left-branching; and the mean norm of the sentence vectors (what the
-composition's nodes have grown to). For each weights file: the trained model, the trained
-model with its parser's weights (``Spinn.parser_parameters()``) put back to a fresh
-initialisation, and the fresh model with the trained parser: which of the two moved the
-parser to its trivial tree.
+tree, and whose greedy tree (the self-critical baseline's), is exactly right- or
+left-branching; and the mean norm of the sentence vectors (what the composition's nodes have
+grown to). For each weights file: the trained model, the trained model with its parser's
+weights (the encoder's ``parser_parameters()``: its tracker and classifiers, or the whole
+network of a ``parser`` block) put back to a fresh initialisation, and the fresh model with
+the trained parser: which of the two moved the parser to its trivial tree.
 
 ``reward``: a fresh model whose parser is frozen at its initialisation (near-uniform moves)
 trains its composition on the trees that parser draws (Adam 10^-3, batches of 128, training
@@ -23,13 +26,20 @@ greedy tree's loss as the baseline and with the draws' mean (x 1000; > 0: a desc
 favours SHIFT, towards right-branching trees); and, with gold trees, the bracket F1 against
 them of a draw taken at random, of each line's lowest-loss draw and of its highest-loss draw
 (does the loss single out gold-like trees among a line's draws?).
+
+``positions``: how much a line's first and last few tokens each tell of its label (mutual
+information, over the training lines of at most ``--max-tokens`` tokens the config's reader
+keeps): which token a trivial tree puts next to its root matters to a composition that has
+not yet learned to read the rest.
 """
 
 import argparse
 import copy
 import json
+import math
 import random
 import time
+from collections import Counter
 from pathlib import Path
 from typing import Callable, Dict, List, Optional, Sequence
 
@@ -43,7 +53,7 @@ from allennlp.nn import util
 
 from spinn_allennlp.core import transitions as tr
 from spinn_allennlp.core.policies import Given, Greedy, Sampled, TransitionPolicy
-from spinn_allennlp.modules.tree_encoder import encode
+from spinn_allennlp.modules.tree_encoder import encode, parser_reads_token_ids
 from spinn_allennlp.testing import pad_batch
 
 DEV = "data/listops/generated/dev_d20s.tsv"
@@ -84,7 +94,7 @@ class Run:
 
 
 def parser_names(model: Model) -> List[str]:
-    parser = {id(p) for p in model._encoder.spinn.parser_parameters()}
+    parser = {id(p) for p in model._encoder.parser_parameters()}
     return [name for name, p in model.named_parameters() if id(p) in parser]
 
 
@@ -111,7 +121,15 @@ def shaped(mask: torch.Tensor, shape: Callable[[int], List[int]]) -> torch.Tenso
 
 def losses(model: Model, batch, mask, policy: TransitionPolicy, transitions=None):
     embedded = model._embedder(batch["tokens"])
-    tree = encode(model._encoder, embedded, mask, transitions, policy=policy).tree
+    # A parser with a network of its own (the encoder's `parser` block) reads the token ids.
+    parser_tokens = (
+        util.get_token_ids_from_text_field_tensors(batch["tokens"])
+        if parser_reads_token_ids(model._encoder)
+        else None
+    )
+    tree = encode(
+        model._encoder, embedded, mask, transitions, policy=policy, parser_tokens=parser_tokens
+    ).tree
     logits = model._output_layer(model._mlp(tree.sentence))
     gold = batch["label"].long().view(-1)
     return torch.nn.functional.cross_entropy(logits, gold, reduction="none"), tree
@@ -131,6 +149,7 @@ def parser_statistics(model: Model, instances: Sequence[Instance], seed: int) ->
     with torch.no_grad():
         torch.manual_seed(seed)
         _, tree = losses(model, batch, mask, Sampled())
+        greedy = losses(model, batch, mask, Greedy())[1].transitions
     free = tree.action_entropy > 0  # steps where both moves were legal
     gap = (tree.transition_logits[..., tr.REDUCE] - tree.transition_logits[..., tr.SHIFT])[free]
     return {
@@ -141,6 +160,8 @@ def parser_statistics(model: Model, instances: Sequence[Instance], seed: int) ->
         "gap sd": gap.std().item(),
         "right-branching": is_shape(tree.transitions, mask, tr.right_branching_transitions),
         "left-branching": is_shape(tree.transitions, mask, tr.left_branching_transitions),
+        "greedy right-branching": is_shape(greedy, mask, tr.right_branching_transitions),
+        "greedy left-branching": is_shape(greedy, mask, tr.left_branching_transitions),
         "|sentence|": tree.sentence.norm(dim=-1).mean().item(),
     }
 
@@ -197,6 +218,14 @@ def best_of_draws(
     return {name: 100 * total / max(lines, 1) for name, total in sums.items()}
 
 
+def transition_bias(model: Model) -> torch.nn.Parameter:
+    """The parser's REDUCE / SHIFT bias: its own network's tracker's with a `parser` block,
+    else the encoder's tracker's."""
+    parser = model._encoder.parser
+    spinn = parser.spinn if parser is not None else model._encoder.spinn
+    return spinn.tracker.transition_classifier.bias
+
+
 def reinforce_push(
     model: Model, batch, mask, step: int, draws: int = 8, gold: Optional[torch.Tensor] = None
 ) -> Dict[str, float]:
@@ -204,7 +233,7 @@ def reinforce_push(
     with ``gold`` transitions :func:`best_of_draws` of the same draws."""
     with torch.no_grad():
         greedy = losses(model, batch, mask, Greedy())[0]
-    bias = model._encoder.spinn.tracker.transition_classifier.bias
+    bias = transition_bias(model)
     was = bias.requires_grad
     bias.requires_grad_(True)
     drawn, drawn_transitions = [], []
@@ -235,7 +264,7 @@ def reward(args) -> None:
     random.seed(args.seed)
     torch.manual_seed(args.seed)
     model = run.model()
-    for parameter in model._encoder.spinn.parser_parameters():
+    for parameter in model._encoder.parser_parameters():
         parameter.requires_grad_(False)
     optimizer = torch.optim.Adam([p for p in model.parameters() if p.requires_grad], lr=1e-3)
     dev_batch, dev_mask = tensors(dev)
@@ -285,12 +314,42 @@ def reward(args) -> None:
         args.json.write_text(json.dumps(rows, indent=2) + "\n")
 
 
+def mutual_information(pairs: Sequence[tuple]) -> float:
+    """I(X; Y) in nats of the empirical joint distribution of ``pairs`` (x, y)."""
+    joint = Counter(pairs)
+    xs, ys = Counter(x for x, _ in pairs), Counter(y for _, y in pairs)
+    n = len(pairs)
+    return sum(c / n * math.log(c * n / (xs[x] * ys[y])) for (x, y), c in joint.items())
+
+
+def positions(args) -> None:
+    """How much the token at each of a line's first and last few positions tells of its
+    label: the mutual information (nats) between the label and that token, over the training
+    lines the config's reader keeps (the label's entropy beside it)."""
+    run = Run(args.run)
+    lines = [
+        (instance["label"].label, [token.text for token in instance["tokens"].tokens])
+        for instance in run.read(args.train or TRAIN, "dataset_reader", args.max_tokens, 10**9)
+    ]
+    labels = Counter(label for label, _ in lines)
+    row = {
+        "lines": len(lines),
+        "H(label)": -sum(c / len(lines) * math.log(c / len(lines)) for c in labels.values()),
+    }
+    for index in (0, 1, 2, -3, -2, -1):
+        pairs = [(tokens[index], label) for label, tokens in lines if len(tokens) > 2]
+        row[f"I(label; token {index})"] = mutual_information(pairs)
+    print(json.dumps({k: round(v, 4) for k, v in row.items()}))
+    if args.json:
+        args.json.write_text(json.dumps(row, indent=2) + "\n")
+
+
 def main(argv: Optional[Sequence[str]] = None) -> None:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
     commands = parser.add_subparsers(dest="command", required=True)
-    for name in ("inspect", "reward"):
+    for name in ("inspect", "reward", "positions"):
         command = commands.add_parser(name)
         command.add_argument("run", type=Path, help="a run's folder (config.json, vocabulary)")
         command.add_argument("--data", default=None, help=f"dev lines (default {DEV})")
@@ -300,11 +359,12 @@ def main(argv: Optional[Sequence[str]] = None) -> None:
         command.add_argument("--json", type=Path, default=None, help="also write the rows here")
     commands.choices["inspect"].add_argument("weights", type=Path, nargs="*")
     commands.choices["reward"].add_argument("--train", default=None, help=f"default {TRAIN}")
+    commands.choices["positions"].add_argument("--train", default=None, help=f"default {TRAIN}")
     commands.choices["reward"].add_argument("--batches", type=int, default=400)
     commands.choices["reward"].add_argument("--batch-size", type=int, default=128)
     args = parser.parse_args(argv)
     torch.set_num_threads(1)
-    {"inspect": inspect, "reward": reward}[args.command](args)
+    {"inspect": inspect, "reward": reward, "positions": positions}[args.command](args)
 
 
 if __name__ == "__main__":

@@ -64,6 +64,48 @@ def test_inspect_and_reward(tmp_path):
             assert 0 <= row[name] <= 100, name
 
 
+def test_inspect_and_reward_with_a_parser_of_its_own(tmp_path):
+    """A parser with a network of its own reads the token ids (passed through) and keeps its
+    REDUCE / SHIFT bias in its own tracker, which `reward` differentiates."""
+    run = tmp_path / "run"
+    overrides = listops_small_overrides("own_parser_best_draw", **{"trainer.num_epochs": 1})
+    train_model_from_file(listops_config("own_parser_best_draw"), run, overrides=as_json(overrides))
+    PARSER_COLLAPSE.main(
+        ["inspect", str(run), str(run / "model_state_e1_b0.th"), *DATA]
+        + ["--json", str(tmp_path / "i.json")]
+    )
+    rows = json.loads((tmp_path / "i.json").read_text())
+    assert len(rows) == 4
+    for row in rows:
+        for share in ("greedy right-branching", "greedy left-branching"):
+            assert 0 <= row[share] <= 1
+    fresh = rows[0]
+    # A fresh parser's tracker states vary little from step to step, so its REDUCE - SHIFT
+    # gap is nearly the same everywhere (here its mean is about 80 of its
+    # standard deviations from 0) and its greedy move the same one at every free step: its
+    # greedy tree is one of the two trivial trees.
+    assert abs(fresh["gap mean"]) > 3 * fresh["gap sd"]
+    assert fresh["greedy right-branching"] + fresh["greedy left-branching"] == 1.0
+    PARSER_COLLAPSE.main(
+        ["reward", str(run), *DATA, "--train", str(LISTOPS_SAMPLE), "--batches", "2"]
+        + ["--batch-size", "8", "--json", str(tmp_path / "r.json")]
+    )
+    rows = json.loads((tmp_path / "r.json").read_text())
+    assert all(math.isfinite(row["push (greedy baseline)"]) for row in rows)
+    assert any(row["push (greedy baseline)"] != 0.0 for row in rows)
+
+    PARSER_COLLAPSE.main(
+        ["positions", str(run), "--train", str(LISTOPS_SAMPLE), "--max-tokens", "100"]
+        + ["--json", str(tmp_path / "p.json")]
+    )
+    row = json.loads((tmp_path / "p.json").read_text())
+    assert row["lines"] > 0
+    # Every ListOps line ends with the closing bracket: its last token tells nothing.
+    assert row["I(label; token -1)"] == 0.0
+    for index in (0, 1, 2, -3, -2):
+        assert 0.0 <= row[f"I(label; token {index})"] <= row["H(label)"] + 1e-9
+
+
 def test_best_of_draws_scores_the_lowest_and_highest_loss_draws():
     gold = [0, 0, 1, 0, 1, 0, 1]  # ((w0 w1) w2) w3: left-branching over four words
     right = tr.right_branching_transitions(4)
