@@ -4,8 +4,14 @@ import torch
 from allennlp.common.checks import ConfigurationError
 from allennlp.training.callbacks import TrainerCallback
 
+from spinn_allennlp.modules.policy_gradient import PolicyGradient
 from spinn_allennlp.modules.spinn_encoder import SpinnEncoder
 from spinn_allennlp.training.callbacks.module_gradient_clipping import ModuleGradientClipping
+
+NO_UPDATES = (
+    "parser_updates: the model gives no parser update; set the model's "
+    "policy_gradient.updates_per_batch above 1, or drop this callback"
+)
 
 
 @TrainerCallback.register("parser_updates")
@@ -48,6 +54,14 @@ class ParserUpdates(TrainerCallback):
         ]
         if not self._parser:
             raise ConfigurationError("parser_updates needs a spinn encoder with a parser")
+        # Said at the start, not at the first batch with updates: under parser_warmup a parser
+        # with a network of its own makes none until it is unfrozen (thousands of batches in).
+        if not any(
+            module.updates_per_batch > 1
+            for module in trainer.model.modules()
+            if isinstance(module, PolicyGradient)
+        ):
+            raise ConfigurationError(NO_UPDATES)
 
     def on_backward(self, trainer, batch_outputs, backward_called: bool, **kwargs) -> bool:
         # Whether the parser is frozen during this batch's pass, before on_batch's callbacks
@@ -71,17 +85,15 @@ class ParserUpdates(TrainerCallback):
         if not is_training:
             return
         updates = [output["parser_update"] for output in batch_outputs if "parser_update" in output]
-        if not updates:
-            raise ConfigurationError(
-                "parser_updates: the model gave no parser update; set the model's "
-                "policy_gradient.updates_per_batch above 1, or drop this callback"
-            )
         if self._frozen:
             # The parser was frozen (parser_warmup) while this batch's trees were drawn: its
-            # further updates are skipped, counted as done.
+            # further updates, if the model made any (a parser with a network of its own makes
+            # none while frozen: nothing could train it), are skipped, counted as done.
             for update in updates:
                 update.taken = update.further
             return
+        if not updates:
+            raise ConfigurationError(NO_UPDATES)
         parser = {id(parameter) for parameter in self._parser}
         # Per-group clips (module_gradient_clipping) apply to these updates as to the step's.
         module_clippings = [

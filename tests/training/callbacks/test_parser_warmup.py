@@ -8,6 +8,7 @@ import torch
 from allennlp.commands.train import train_model_from_file
 from allennlp.common.checks import ConfigurationError
 
+from spinn_allennlp.modules.policy_gradient import ParserUpdate
 from spinn_allennlp.testing.configs import as_json, listops_config, listops_small_overrides
 
 # 24 lines in batches of 4; gradient clipping that never acts (its norm would count the
@@ -81,3 +82,46 @@ def test_ppo_updates_wait_for_the_warmup(tmp_path):
 def test_batches_must_be_positive(tmp_path):
     with pytest.raises(ConfigurationError, match="batches must be positive"):
         train(tmp_path / "run", **warmup(0))
+
+
+def test_ppo_with_a_parser_of_its_own_waits_for_the_warmup(tmp_path):
+    """A parser with a network of its own gets no gradient while frozen, so the model makes no
+    PPO update then (once a crash: the callback took 'no update' for a missing setting): the
+    run trains, its parser stays at its initial weights through the warm-up (as a run frozen
+    throughout), and after it every batch's 14 further updates are taken."""
+    config = listops_config("own_parser_ppo")
+    taken = []
+    surrogate = ParserUpdate.loss
+
+    def counted(update):
+        taken.append(update)
+        return surrogate(update)
+
+    def run(directory, batches):
+        callbacks = {
+            "trainer.callbacks": [
+                {"type": "restore_random_state"},
+                {"type": "parser_warmup", "batches": batches},
+                {"type": "parser_updates"},
+            ]
+        }
+        overrides = listops_small_overrides(
+            "own_parser_ppo", **SIX_BATCHES, **callbacks, **{"trainer.num_epochs": 2}
+        )
+        train_model_from_file(config, directory, overrides=as_json(overrides))
+        return [
+            torch.load(next(directory.glob(f"model_state_e{epoch}_*.th")), map_location="cpu")
+            for epoch in (1, 2)
+        ]
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(ParserUpdate, "loss", counted)
+        first, second = run(tmp_path / "warmup", 6)
+        assert len(taken) == 6 * 14  # the second epoch's six batches
+        frozen = run(tmp_path / "frozen", 12)[1]
+        assert len(taken) == 6 * 14  # frozen throughout: none more
+    parser = [name for name in first if name.startswith("_encoder.parser.")]
+    assert parser and len(parser) < len(first)
+    for name in parser:
+        assert torch.equal(first[name], frozen[name]), name
+        assert not torch.equal(second[name], first[name]), name
