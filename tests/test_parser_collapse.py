@@ -81,9 +81,9 @@ def test_inspect_and_reward_with_a_parser_of_its_own(tmp_path):
             assert 0 <= row[share] <= 1
     fresh = rows[0]
     # A fresh parser's tracker states vary little from step to step, so its REDUCE - SHIFT
-    # gap is nearly the same everywhere (here its mean is about 80 of its
-    # standard deviations from 0) and its greedy move the same one at every free step: its
-    # greedy tree is one of the two trivial trees.
+    # gap is nearly the same everywhere (here its mean is about 80 of its standard deviations
+    # from 0) and its greedy move the same one at every free step: its greedy tree is one of
+    # the two trivial trees.
     assert abs(fresh["gap mean"]) > 3 * fresh["gap sd"]
     assert fresh["greedy right-branching"] + fresh["greedy left-branching"] == 1.0
     PARSER_COLLAPSE.main(
