@@ -595,6 +595,9 @@ LISTOPS_NAMES = {
     "lstm_dropout": "LSTM, learning rate constant, dropout 0.2",
     # The same, the first setting of issue 47's sweep (scripts/jobs/lstm_sweep.tsv).
     "lstm_sweep_dropout": "LSTM, learning rate constant, dropout 0.2",
+    "lstm_sweep_dropout_h256": "LSTM 256-d, learning rate constant, dropout 0.2",
+    "lstm_sweep_dropout_bidirectional": "BiLSTM, learning rate constant, dropout 0.2",
+    "lstm_sweep_dropout_lr2e-3": "LSTM, learning rate 2e-3 constant, dropout 0.2",
     "spinn_pi_nt_balanced": "SPINN-PI-NT, balanced trees",
     "spinn": "full SPINN (Model 1)",
     "spinn_model2": "Model 2 (own transitions, scheduled)",
