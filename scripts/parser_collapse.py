@@ -336,8 +336,9 @@ def positions(args) -> None:
         "lines": len(lines),
         "H(label)": -sum(c / len(lines) * math.log(c / len(lines)) for c in labels.values()),
     }
+    long_enough = [(label, tokens) for label, tokens in lines if len(tokens) > 2]
     for index in (0, 1, 2, -3, -2, -1):
-        pairs = [(tokens[index], label) for label, tokens in lines if len(tokens) > 2]
+        pairs = [(tokens[index], label) for label, tokens in long_enough]
         row[f"I(label; token {index})"] = mutual_information(pairs)
     print(json.dumps({k: round(v, 4) for k, v in row.items()}))
     if args.json:
@@ -352,14 +353,15 @@ def main(argv: Optional[Sequence[str]] = None) -> None:
     for name in ("inspect", "reward", "positions"):
         command = commands.add_parser(name)
         command.add_argument("run", type=Path, help="a run's folder (config.json, vocabulary)")
-        command.add_argument("--data", default=None, help=f"dev lines (default {DEV})")
-        command.add_argument("--lines", type=int, default=256 if name == "inspect" else 1024)
         command.add_argument("--max-tokens", type=int, default=40 if name == "inspect" else 25)
-        command.add_argument("--seed", type=int, default=0)
         command.add_argument("--json", type=Path, default=None, help="also write the rows here")
+        if name != "positions":  # `positions` reads training lines only, and draws nothing
+            command.add_argument("--data", default=None, help=f"dev lines (default {DEV})")
+            command.add_argument("--lines", type=int, default=256 if name == "inspect" else 1024)
+            command.add_argument("--seed", type=int, default=0)
+        if name != "inspect":
+            command.add_argument("--train", default=None, help=f"default {TRAIN}")
     commands.choices["inspect"].add_argument("weights", type=Path, nargs="*")
-    commands.choices["reward"].add_argument("--train", default=None, help=f"default {TRAIN}")
-    commands.choices["positions"].add_argument("--train", default=None, help=f"default {TRAIN}")
     commands.choices["reward"].add_argument("--batches", type=int, default=400)
     commands.choices["reward"].add_argument("--batch-size", type=int, default=128)
     args = parser.parse_args(argv)

@@ -93,7 +93,13 @@ class ParserUpdates(TrainerCallback):
                 update.taken = update.further
             return
         if not updates:
-            raise ConfigurationError(NO_UPDATES)
+            # updates_per_batch > 1 was checked at the start: the model dropped them.
+            raise ConfigurationError(
+                "parser_updates: the model's output carries no parser update although its "
+                "policy_gradient.updates_per_batch is above 1; a model must put "
+                'PolicyGradient.take_update() into its output as "parser_update" '
+                "(spinn_classifier and spinn_nli do)"
+            )
         parser = {id(parameter) for parameter in self._parser}
         # Per-group clips (module_gradient_clipping) apply to these updates as to the step's.
         module_clippings = [
