@@ -15,10 +15,12 @@ from allennlp.modules.seq2vec_encoders import (
     PytorchSeq2VecWrapper,
 )
 
+from spinn_allennlp.modules.padded_lstm import PaddedLstmSeq2VecEncoder
+
 
 def input_size_setting(encoder: Seq2VecEncoder) -> str:
     """The name of the setting that gives `encoder` its input size, as a config spells it."""
-    if isinstance(encoder, PytorchSeq2VecWrapper):  # "lstm", "gru", ...
+    if isinstance(encoder, (PytorchSeq2VecWrapper, PaddedLstmSeq2VecEncoder)):  # "lstm", ...
         return "input_size"
     if isinstance(encoder, (BagOfEmbeddingsEncoder, CnnEncoder, CnnHighwayEncoder)):
         return "embedding_dim"

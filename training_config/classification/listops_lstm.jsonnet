@@ -1,4 +1,6 @@
-// ListOps, LSTM baseline (Nangia and Bowman 2018: 71.5): AllenNLP's LSTM, last hidden state.
+// ListOps, LSTM baseline (Nangia and Bowman 2018: 71.5): an LSTM's last hidden state.
+// "padded_lstm" is AllenNLP's "lstm" (the same parameters and outputs) run over the padded
+// batch, which trains several times faster on a CPU; "lstm" gives the same model.
 local common = import "listops_common.libsonnet";
 {
   dataset_reader: common.dataset_reader(gold_trees=false),
@@ -8,7 +10,7 @@ local common = import "listops_common.libsonnet";
   test_data_path: common.test_data_path,
   evaluate_on_test: common.evaluate_on_test,
   model: common.model({
-    type: "lstm", input_size: common.embedding_dim, hidden_size: common.hidden_dim,
+    type: "padded_lstm", input_size: common.embedding_dim, hidden_size: common.hidden_dim,
   }),
   data_loader: common.data_loader,
   validation_data_loader: common.validation_data_loader,
