@@ -13,7 +13,8 @@ from spinn_allennlp.testing.configs import LISTOPS_SAMPLE
 
 def test_the_benchmark_times_each_policy(tmp_path, monkeypatch):
     monkeypatch.chdir(PROJECT_ROOT)
-    argv = ["listops_epoch_speed.py", "--configs", "spinn_pi_nt,spinn_gumbel,spinn_ppo,lstm,lstm:packed"]
+    configs = "spinn_pi_nt,spinn_gumbel,spinn_ppo,lstm,lstm:packed"
+    argv = ["listops_epoch_speed.py", "--configs", configs]
     argv += ["--batches", "1"]
     argv += ["--threads", "1", "--train-data", str(LISTOPS_SAMPLE), "--out", str(tmp_path)]
     monkeypatch.setattr(sys, "argv", argv)
