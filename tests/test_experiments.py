@@ -23,6 +23,19 @@ SNLI = "training_config/pair_classification/spinn_pi_nt.jsonnet"
 
 
 EXPERIMENTS = load_script("scripts/experiments.py")
+# Loading the command put scripts/ on the path, where its parts are a package.
+from experiment_pipeline.common import PAGE_TASKS, TASKS  # noqa: E402
+from experiment_pipeline.jobs import read_jobs  # noqa: E402
+from experiment_pipeline.packs import pack, unpack  # noqa: E402
+from experiment_pipeline.pages import results_page, summarize, write_summary  # noqa: E402
+from experiment_pipeline.run_folders import (  # noqa: E402
+    collect,
+    count_parameters,
+    record_resumption,
+    trained_seconds,
+    training_seconds,
+)
+from experiment_pipeline.running import max_parallel, run_job  # noqa: E402
 
 
 def finished_run(runs: Path, name: str) -> None:
@@ -36,13 +49,13 @@ def finished_run(runs: Path, name: str) -> None:
 def test_read_jobs_skips_comments_and_reads_overrides(tmp_path):
     jobs = tmp_path / "jobs.tsv"
     jobs.write_text(f'# a comment\n\na\t{SNLI}\t{{"random_seed": 2}}\nb\t{SNLI}\n')
-    assert EXPERIMENTS.read_jobs(jobs) == [("a", SNLI, {"random_seed": 2}), ("b", SNLI, {})]
+    assert read_jobs(jobs) == [("a", SNLI, {"random_seed": 2}), ("b", SNLI, {})]
 
 
 def test_a_config_without_test_path_is_reported_untested(tmp_path, monkeypatch):
     monkeypatch.chdir(PROJECT_ROOT)
     finished_run(tmp_path, "a")
-    message = EXPERIMENTS.run_job(("a", SNLI, {}), tmp_path, 1, True, None)
+    message = run_job(("a", SNLI, {}), tmp_path, 1, True, None)
     assert message == "a: trained; not tested: no test_data_path (give --test-data)"
     assert not (tmp_path / "a" / "test_metrics.json").exists()
 
@@ -60,10 +73,10 @@ def test_a_failing_job_is_reported_and_the_others_go_on(tmp_path, monkeypatch, c
 
 
 def test_no_more_jobs_at_once_than_the_cores_hold():
-    assert EXPERIMENTS.max_parallel(8, 1, cores=2) == 2
-    assert EXPERIMENTS.max_parallel(2, 2, cores=2) == 1
-    assert EXPERIMENTS.max_parallel(4, 8, cores=2) == 1  # at least one
-    assert EXPERIMENTS.max_parallel(1, 1, cores=16) == 1
+    assert max_parallel(8, 1, cores=2) == 2
+    assert max_parallel(2, 2, cores=2) == 1
+    assert max_parallel(4, 8, cores=2) == 1  # at least one
+    assert max_parallel(1, 1, cores=16) == 1
 
 
 def test_run_trains_and_tests_a_job_then_skips_it_when_run_again(tmp_path, monkeypatch, capsys):
@@ -93,7 +106,7 @@ def test_run_trains_and_tests_a_job_then_skips_it_when_run_again(tmp_path, monke
 # jobs ---------------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("task", EXPERIMENTS.TASKS)
+@pytest.mark.parametrize("task", TASKS)
 def test_every_default_job_names_a_shipped_config(task, capsys):
     EXPERIMENTS.main(["jobs", task])
     jobs = [line.split("\t") for line in capsys.readouterr().out.splitlines()]
@@ -134,7 +147,7 @@ PAGES = sorted(path.parent.name for path in RESULTS.glob("*/about.md"))
 
 
 def test_every_task_with_runs_has_a_results_page():
-    assert PAGES == sorted(EXPERIMENTS.PAGE_TASKS)
+    assert PAGES == sorted(PAGE_TASKS)
 
 
 @pytest.mark.parametrize("task", PAGES)
@@ -142,7 +155,7 @@ def test_summarize_regenerates_the_committed_files_byte_for_byte(task, tmp_path)
     """table.md and summary.json were written by the earlier summary scripts (the new command
     must give the same bytes from the committed run folders alone: no archive is committed),
     and README.md must be what about.md and the tables make (edit about.md, then summarize)."""
-    EXPERIMENTS.write_summary(task, RESULTS / task, tmp_path)
+    write_summary(task, RESULTS / task, tmp_path)
     written = sorted(path.name for path in tmp_path.iterdir())
     assert "README.md" in written
     for name in written:
@@ -176,7 +189,7 @@ def test_summarize_reads_runs_in_progress_and_runs_of_other_names(tmp_path):
         metrics = {"epoch": epoch, "best_epoch": min(epoch, 1), "training_duration": "0:01:00"}
         metrics["best_validation_accuracy"] = max(0.629, accuracy if epoch < 2 else 0.6534)
         (training / f"metrics_epoch_{epoch}.json").write_text(json.dumps(metrics))
-    summary = EXPERIMENTS.write_summary("listops", tmp_path, tmp_path / "out")
+    summary = write_summary("listops", tmp_path, tmp_path / "out")
     rows = [line for line in summary.sections["table"].splitlines() if line.startswith("| ")]
     cells = [row.split(" | ") for row in rows[1:]]
     assert [row[0] for row in cells] == [
@@ -206,16 +219,16 @@ def test_a_run_without_params_json_is_counted_from_its_archive(tmp_path):
     (run / "out.log").write_text("log")
     copy_run(RESULTS / "snli" / "lstm", runs, "lstm_no_test")
     (runs / "lstm_no_test" / "test_metrics.json").unlink()
-    assert EXPERIMENTS.collect(runs, dest) == ["spinn"]
+    assert collect(runs, dest) == ["spinn"]
     params = json.loads((dest / "spinn" / "params.json").read_text())
-    model_parameters = EXPERIMENTS.count_parameters(run / "model.tar.gz")
+    model_parameters = count_parameters(run / "model.tar.gz")
     assert params == {**model_parameters, "source": "the run's archive"}
     assert 0 < params["trainable_excluding_embedder"] < params["trainable"]
     epochs = json.loads((dest / "spinn" / "epochs.json").read_text())
     assert [epoch["epoch"] for epoch in epochs] == [0, 1, 10]
     assert not (dest / "spinn" / "model.tar.gz").exists()
     assert not (dest / "spinn" / "out.log").exists()
-    table = EXPERIMENTS.summarize("snli", dest).sections["table"]
+    table = summarize("snli", dest).sections["table"]
     millions = params["trainable_excluding_embedder"] / 1e6
     assert f"| SPINN (own parser at test) | config's | {millions:.2f}M |" in table
 
@@ -229,7 +242,7 @@ def test_unfinished_runs_are_collected_on_request_and_listed_as_in_progress(tmp_
     training = runs / "spinn_s1"
     training.mkdir(parents=True)
     write_epochs(training, ["0:01:00", "0:02:00"])
-    EXPERIMENTS.record_resumption(training)
+    record_resumption(training)
     write_epochs(training, ["0:03:00"], first=2)
     for epoch in range(3):
         path = training / f"metrics_epoch_{epoch}.json"
@@ -239,34 +252,34 @@ def test_unfinished_runs_are_collected_on_request_and_listed_as_in_progress(tmp_
     (training / "training_state_e3_b0.th").write_bytes(b"checkpoint")
     copy_run(RESULTS / "listops" / "lstm", runs, "lstm_s3")
     (runs / "lstm_s3" / "test_metrics.json").unlink()
-    assert EXPERIMENTS.collect(runs, dest) == []
-    assert EXPERIMENTS.collect(runs, dest, unfinished=True) == ["lstm_s3", "spinn_s1"]
+    assert collect(runs, dest) == []
+    assert collect(runs, dest, unfinished=True) == ["lstm_s3", "spinn_s1"]
     copied = sorted(path.name for path in (dest / "spinn_s1").iterdir())
     assert copied == ["epochs.json", "resumed.json"]
     lstm = json.loads((RESULTS / "listops" / "lstm" / "metrics.json").read_text())
-    summary = EXPERIMENTS.summarize("listops", dest)
+    summary = summarize("listops", dest)
     rows = summary.sections["in_progress"].splitlines()
     assert "| spinn_s1 | training | 3 | 2 | 0.7500 | 5 min |" in rows
-    lstm_minutes = EXPERIMENTS.training_seconds(runs / "lstm_s3", lstm) / 60
+    lstm_minutes = training_seconds(runs / "lstm_s3", lstm) / 60
     assert f"| lstm_s3 | trained, not tested | {lstm['epoch'] + 1} | " in "".join(rows)
     assert any(row.endswith(f" | {lstm_minutes:.0f} min |") for row in rows)
     assert summary.sections["table"].count("| LSTM |") == 0  # not a result until tested
     (runs / "lstm_s3" / "test_metrics.json").write_text(
         (RESULTS / "listops" / "lstm" / "test_metrics.json").read_text()
     )
-    assert EXPERIMENTS.collect(runs, dest) == ["lstm_s3"]
-    summary = EXPERIMENTS.summarize("listops", dest)
+    assert collect(runs, dest) == ["lstm_s3"]
+    summary = summarize("listops", dest)
     assert "lstm_s3" not in summary.sections["in_progress"]
     assert "| LSTM | 1 |" in summary.sections["table"]
 
 
 def test_the_page_inserts_sections_and_refuses_unknown_ones():
     template = "# T\n\n<!-- insert: table -->\n\n<!-- insert: in_progress -->\n\nend\n"
-    page = EXPERIMENTS.results_page("t", template, {"table": "| a |\n", "in_progress": ""})
+    page = results_page("t", template, {"table": "| a |\n", "in_progress": ""})
     assert page.endswith("# T\n\n| a |\n\nend\n")  # the empty section and its blank line go
     assert page.startswith("<!-- Written by `scripts/experiments.py summarize t`")
     with pytest.raises(ValueError, match="'tabel'"):
-        EXPERIMENTS.results_page("t", "<!-- insert: tabel -->\n", {"table": ""})
+        results_page("t", "<!-- insert: tabel -->\n", {"table": ""})
 
 
 def test_committed_job_lists_name_configs_that_build_with_their_overrides():
@@ -276,7 +289,7 @@ def test_committed_job_lists_name_configs_that_build_with_their_overrides():
     lists = sorted((PROJECT_ROOT / "scripts" / "jobs").glob("*.tsv"))
     assert lists
     for path in lists:
-        for name, config, overrides in EXPERIMENTS.read_jobs(path):
+        for name, config, overrides in read_jobs(path):
             params = Params.from_file(
                 str(PROJECT_ROOT / config), params_overrides=json.dumps(overrides)
             )
@@ -299,7 +312,7 @@ def test_the_benepar_runs_table(tmp_path):
     new["unlabeled"] = {"snli_dev": {"bracket_f1": 0.872}, "sst_holdout": {"bracket_f1": 0.6458}}
     (folder / "pilot_binarized_sst.metrics.json").write_text(json.dumps(new))
     (folder / "zz_other.metrics.json").write_text(json.dumps(new))
-    table = EXPERIMENTS.summarize("parsing", tmp_path).sections["benepar_runs"].splitlines()
+    table = summarize("parsing", tmp_path).sections["benepar_runs"].splitlines()
     assert table[0].startswith("| run | SNLI trees | SST train trees | steps (epochs) |")
     assert table[2:] == [
         "| `pilot_binarized_sst` | binarized | 8,034 | 800 (2.7) | 30 | 85.1 | 87.2 | 64.6 |",
@@ -319,28 +332,28 @@ def test_a_run_cut_off_twice_counts_every_process_time(tmp_path):
     start: the time trained is the sum of each process's last value, not the last epoch's."""
     # Processes: epochs 0-2 (210 s), 3-4 (100 s), 5 (45 s).
     write_epochs(tmp_path, ["0:01:00", "0:02:00", "0:03:30", "0:00:50", "0:01:40", "0:00:45"])
-    assert EXPERIMENTS.trained_seconds(tmp_path) == 210 + 100 + 45
+    assert trained_seconds(tmp_path) == 210 + 100 + 45
     # The last process goes on to epoch 10 (which sorts after 9 by number, not by name).
     write_epochs(tmp_path, ["0:01:30", "0:02:15", "0:03:00", "0:03:45", "0:04:30"], first=6)
-    assert EXPERIMENTS.trained_seconds(tmp_path) == 210 + 100 + 270
-    assert EXPERIMENTS.trained_seconds(tmp_path / "empty") == 0.0
+    assert trained_seconds(tmp_path) == 210 + 100 + 270
+    assert trained_seconds(tmp_path / "empty") == 0.0
 
 
 def test_a_resumption_is_recorded_where_the_durations_cannot_show_it(tmp_path):
     """A process cut off after one 60 s epoch, then a resumed one whose first epoch took 90 s:
     the durations grow, so only the record written at the resumption shows two processes."""
     write_epochs(tmp_path, ["0:01:00"])
-    assert EXPERIMENTS.record_resumption(tmp_path) == 60
+    assert record_resumption(tmp_path) == 60
     assert json.loads((tmp_path / "resumed.json").read_text()) == {
         "seconds_before": 60,
         "from_epoch": 1,
     }
     write_epochs(tmp_path, ["0:01:30", "0:03:00"], first=1)
-    assert EXPERIMENTS.trained_seconds(tmp_path) == 60 + 180
+    assert trained_seconds(tmp_path) == 60 + 180
     # Cut off again after epoch 2 and resumed: the record moves on.
-    assert EXPERIMENTS.record_resumption(tmp_path) == 240
+    assert record_resumption(tmp_path) == 240
     write_epochs(tmp_path, ["0:00:40"], first=3)
-    assert EXPERIMENTS.trained_seconds(tmp_path) == 240 + 40
+    assert trained_seconds(tmp_path) == 240 + 40
 
 
 def test_a_cut_off_run_goes_on_with_recover_and_counts_both_processes_time(
@@ -366,7 +379,7 @@ def test_a_cut_off_run_goes_on_with_recover_and_counts_both_processes_time(
         (run / name).unlink()
     for path in run.glob("*_state_e2_*.th"):
         path.unlink()
-    before = EXPERIMENTS.trained_seconds(run)
+    before = trained_seconds(run)
     assert before > 0
     # The next machine: only the pack reaches it.
     packs = tmp_path / "packs"
@@ -410,20 +423,20 @@ def test_pack_refuses_a_checkpoint_whose_best_weights_are_not_yet_written_and_un
     old = (run / "model_state_e2_b0.th").stat().st_mtime - 10
     os.utime(run / "best.th", (old, old))
     with pytest.raises(ValueError, match="best.th older than its checkpoint"):
-        EXPERIMENTS.pack(runs, tmp_path / "packs")
+        pack(runs, tmp_path / "packs")
     # The trainer hard-links best.th to the checkpoint's model state (or copies it).
     (run / "best.th").unlink()
     os.link(run / "model_state_e2_b0.th", run / "best.th")
     finished_run(runs, "done")
     # Epoch 2's metrics are written, its checkpoint not yet: --recover trains it again.
     (run / "metrics_epoch_2.json").write_text(json.dumps({"epoch": 2, "best_epoch": 2}))
-    assert EXPERIMENTS.pack(runs, tmp_path / "packs") == ["cut"]
+    assert pack(runs, tmp_path / "packs") == ["cut"]
     with tarfile.open(tmp_path / "packs" / "cut.tar.gz") as archive:
         names = sorted(archive.getnames())
     kept = ["best.th", "config.json", "metrics_epoch_0.json", "metrics_epoch_1.json"]
     kept += ["model_state_e2_b0.th", "training_state_e2_b0.th", "vocabulary"]
     assert names == [f"cut/{name}" for name in kept]
-    assert EXPERIMENTS.unpack(tmp_path / "packs", runs) == []
+    assert unpack(tmp_path / "packs", runs) == []
     assert (run / "model_state_e1_b0.th").exists()
-    assert EXPERIMENTS.unpack(tmp_path / "packs", tmp_path / "elsewhere") == ["cut"]
+    assert unpack(tmp_path / "packs", tmp_path / "elsewhere") == ["cut"]
     assert (tmp_path / "elsewhere" / "cut" / "best.th").read_text() == "epoch 1"
