@@ -24,7 +24,8 @@ from allennlp.modules import Seq2VecEncoder
 class PaddedLstmSeq2VecEncoder(Seq2VecEncoder):
     """The last layer's final state of an LSTM over each row's words (both directions'
     concatenated, forward first, when bidirectional), as AllenNLP's `"lstm"` gives it, for
-    masks with each row's words first (AllenNLP's padding); an empty row gives zeros.
+    masks with each row's words first (AllenNLP's padding); an empty row gives zeros (where
+    AllenNLP's `lstm` fails on a batch of empty rows: "Cannot pack empty tensors").
 
     # Parameters
 
@@ -72,6 +73,8 @@ class PaddedLstmSeq2VecEncoder(Seq2VecEncoder):
                 "row of the mask has a word after padding"
             )
         lengths = mask.sum(1)
+        if num_words == 0:  # a batch of empty texts: no step to run
+            return inputs.new_zeros(batch_size, self.get_output_dim())
         # Shape: (B, 1, 1): each row's last word (0 for an empty row, zeroed below).
         last = (lengths - 1).clamp(min=0).view(-1, 1, 1)
         if self._module.bidirectional:

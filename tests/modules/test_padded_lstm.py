@@ -99,3 +99,11 @@ def test_a_word_after_padding_is_an_error():
     mask[1, 5] = True
     with pytest.raises(ValueError, match="a word after padding"):
         padded(inputs, mask)
+
+
+def test_a_batch_of_empty_rows_gives_zeros():
+    _, padded = both({"bidirectional": True})
+    for num_words in (1, 0):
+        inputs = torch.randn(2, num_words, 5, dtype=torch.float64)
+        output = padded(inputs, torch.zeros(2, num_words, dtype=torch.bool))
+        assert torch.equal(output, torch.zeros(2, 8, dtype=torch.float64))
