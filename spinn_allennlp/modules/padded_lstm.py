@@ -82,13 +82,7 @@ class PaddedLstmSeq2VecEncoder(Seq2VecEncoder):
             # the backward half's at the first.
             outputs = self._bidirectional(inputs, lengths)
             hidden = self._module.hidden_size
-            final = torch.cat(
-                [
-                    _at(outputs[..., :hidden], last),
-                    outputs[:, 0, hidden:],
-                ],
-                dim=-1,
-            )
+            final = torch.cat([_at(outputs[..., :hidden], last), outputs[:, 0, hidden:]], -1)
         else:
             # Shape: (B, N, hidden_size).
             outputs = self._module(inputs)[0]
