@@ -5,9 +5,9 @@ read at its own last word. On a CPU, PyTorch's backward through a packed LSTM is
 slower than through the same LSTM over the padded batch (a ListOps training step takes 0.31 of
 the time: `benchmarks/results/padded_lstm/`), and a forward LSTM needs no packing: with the real
 words first, the padding after them changes no real word's state, so a row's final state is its
-output at its last word. The backward direction
-of a bidirectional LSTM reads each row's words reversed in place (the padding stays at the end),
-and its outputs are put back in word order before the next layer reads them.
+output at its last word. The backward direction of a bidirectional LSTM reads each row's words
+reversed in place (the padding stays at the end), and its outputs are put back in word order
+before the next layer reads them.
 
 The parameters are the `lstm` encoder's under the same names (an `nn.LSTM` held as `_module` in
 both), so a model's weights load into either; the outputs are the same up to float rounding
@@ -59,9 +59,6 @@ class PaddedLstmSeq2VecEncoder(Seq2VecEncoder):
 
     def get_output_dim(self) -> int:
         return self._module.hidden_size * (2 if self._module.bidirectional else 1)
-
-    def is_bidirectional(self) -> bool:
-        return self._module.bidirectional
 
     def forward(self, inputs: torch.Tensor, mask: Optional[torch.Tensor] = None) -> torch.Tensor:
         batch_size, num_words = inputs.shape[:2]
