@@ -420,13 +420,14 @@ def test_pack_refuses_a_checkpoint_whose_best_weights_are_not_yet_written_and_un
     (run / "metrics_epoch_1.json").write_text(json.dumps({"epoch": 1, "best_epoch": 1}))
     (run / "model_state_e2_b0.th").write_text("epoch 1")
     (run / "training_state_e2_b0.th").write_text("epoch 1")
+    with pytest.raises(ValueError, match="best.th is not yet its best checkpoint"):
+        pack(runs, tmp_path / "packs")
+    # The trainer hard-links best.th to the checkpoint's model state (or copies it); a copy of
+    # the folder made with `cp -r` may leave best.th the older file, and is still packed.
+    (run / "best.th").unlink()
+    shutil.copyfile(run / "model_state_e2_b0.th", run / "best.th")
     old = (run / "model_state_e2_b0.th").stat().st_mtime - 10
     os.utime(run / "best.th", (old, old))
-    with pytest.raises(ValueError, match="best.th older than its checkpoint"):
-        pack(runs, tmp_path / "packs")
-    # The trainer hard-links best.th to the checkpoint's model state (or copies it).
-    (run / "best.th").unlink()
-    os.link(run / "model_state_e2_b0.th", run / "best.th")
     finished_run(runs, "done")
     # Epoch 2's metrics are written, its checkpoint not yet: --recover trains it again.
     (run / "metrics_epoch_2.json").write_text(json.dumps({"epoch": 2, "best_epoch": 2}))

@@ -1,5 +1,6 @@
 """`pack` / `unpack`: a run cut off by the end of a machine carried to the next one."""
 
+import filecmp
 import re
 import tarfile
 from collections import defaultdict
@@ -50,10 +51,11 @@ def pack(runs: Path, dest: Path) -> List[str]:
             if last is None or not best.exists():
                 raise ValueError(f"{run}: checkpoint after {epochs} epochs, no metrics or best.th")
             # The best epoch's weights go to best.th (a hard link or a copy of the model state)
-            # after its end-of-epoch checkpoint.
+            # after its end-of-epoch checkpoint. Compared by content, not by time: a copy of
+            # the run folder (`cp -r`) gives every file the time it was copied.
             written_after = batches == 0 and last["best_epoch"] == epochs - 1
-            if written_after and best.stat().st_mtime < model.stat().st_mtime:
-                raise ValueError(f"{run}: best.th older than its checkpoint: still training?")
+            if written_after and not filecmp.cmp(best, model, shallow=False):
+                raise ValueError(f"{run}: best.th is not yet its best checkpoint: still training?")
             # An epoch whose metrics are written but not yet its checkpoint is trained again.
             names += ["best.th"] + [path.name for n, path in epoch_paths(run) if n < epochs]
         names += [name for name in ("meta.json", RESUMED) if (run / name).exists()]
