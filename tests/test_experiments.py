@@ -379,6 +379,9 @@ def test_a_cut_off_run_goes_on_with_recover_and_counts_both_processes_time(
         (run / name).unlink()
     for path in run.glob("*_state_e2_*.th"):
         path.unlink()
+    # ... and best.th as it was then: the first epoch's weights, its checkpoint's model state.
+    (run / "best.th").unlink()
+    shutil.copyfile(run / "model_state_e1_b0.th", run / "best.th")
     before = trained_seconds(run)
     assert before > 0
     # The next machine: only the pack reaches it.
