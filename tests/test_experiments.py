@@ -11,6 +11,7 @@ import tarfile
 from pathlib import Path
 
 import pytest
+import torch
 from allennlp.common import Params
 from allennlp.data import Vocabulary
 from allennlp.modules.seq2vec_encoders import Seq2VecEncoder
@@ -32,6 +33,7 @@ from experiment_pipeline.run_folders import (  # noqa: E402
     collect,
     count_parameters,
     record_resumption,
+    repoint_best_weights,
     trained_seconds,
     training_seconds,
 )
@@ -356,6 +358,30 @@ def test_a_resumption_is_recorded_where_the_durations_cannot_show_it(tmp_path):
     assert trained_seconds(tmp_path) == 240 + 40
 
 
+def test_a_moved_run_folder_records_its_best_weights_where_it_now_is(tmp_path):
+    """AllenNLP's training state names best.th by the path of the folder that trained it; a
+    folder unpacked or copied elsewhere has each state pointed at its own best.th (the rest of
+    the state kept), a state already pointing there, or at none yet, left as it is."""
+    run = tmp_path / "moved"
+    run.mkdir()
+    rng = torch.Generator().manual_seed(0).get_state()
+    moved = {"best_model_filename": "/elsewhere/moved/best.th", "epochs_completed": 3, "rng": rng}
+    torch.save(moved, run / "training_state_e3_b0.th")
+    torch.save({"best_model_filename": None}, run / "training_state_e0_b5.th")
+    here = {"best_model_filename": str(run / "best.th")}
+    torch.save(here, run / "training_state_e4_b0.th")
+    assert repoint_best_weights(run) == ["training_state_e3_b0.th"]
+    state = torch.load(run / "training_state_e3_b0.th", weights_only=False)
+    assert state["best_model_filename"] == str(run.resolve() / "best.th")
+    assert state["epochs_completed"] == 3 and torch.equal(state["rng"], rng)
+    assert repoint_best_weights(run) == []
+    assert sorted(path.name for path in run.iterdir()) == [
+        "training_state_e0_b5.th",
+        "training_state_e3_b0.th",
+        "training_state_e4_b0.th",
+    ]
+
+
 def test_a_cut_off_run_goes_on_with_recover_and_counts_both_processes_time(
     tmp_path, monkeypatch, capsys
 ):
@@ -363,25 +389,31 @@ def test_a_cut_off_run_goes_on_with_recover_and_counts_both_processes_time(
     resumed with `allennlp train --recover`, not restarted: the epochs it had finished stay
     (their metrics files are not rewritten), and wall.json adds the cut-off process's training
     time to the resumed one's. It goes on the same way on another machine, from what `pack`
-    kept of it and `unpack` restored into an empty runs folder."""
+    kept of it and `unpack` restored into an empty runs folder elsewhere: with the learning
+    rate 0 and the batches unshuffled the resumed epoch's loss ties the first's, so it is not
+    the best, and training ends by loading the first process's best.th, which must be looked
+    for in the new folder (AllenNLP recorded the old one's)."""
     monkeypatch.chdir(PROJECT_ROOT)
     monkeypatch.setenv("FIXTURES", str(FIXTURES_ROOT))
     config = "fixtures/classification/basic_classifier_spinn.jsonnet"
     test_data = "fixtures/classification/sst_binary_sample.jsonl"
     jobs = tmp_path / "jobs.tsv"
-    jobs.write_text(f'tiny\t{config}\t{{"trainer.num_epochs": 2}}\n')
+    overrides = {"trainer.num_epochs": 3, "trainer.optimizer.lr": 0.0}
+    overrides["data_loader.shuffle"] = False
+    jobs.write_text(f"tiny\t{config}\t{json.dumps(overrides)}\n")
     runs = tmp_path / "runs"
-    command = ["run", str(jobs), str(runs), "--threads", "1", "--test-data", test_data]
-    EXPERIMENTS.main(command)
+    options = ["--threads", "1", "--test-data", test_data]
+    EXPERIMENTS.main(["run", str(jobs), str(runs), *options])
     run = runs / "tiny"
-    # Cut off after the first epoch: the second epoch's files and the final ones gone.
-    for name in ("metrics.json", "test_metrics.json", "metrics_epoch_1.json", "model.tar.gz"):
+    # Every epoch ties the first, whose weights best.th holds from then on.
+    assert json.loads((run / "metrics.json").read_text())["best_epoch"] == 0
+    # Cut off after the second epoch (the first checkpoint whose state names best.th: the one
+    # after the first epoch is written before best.th is): the third epoch's files and the
+    # final ones gone.
+    for name in ("metrics.json", "test_metrics.json", "metrics_epoch_2.json", "model.tar.gz"):
         (run / name).unlink()
-    for path in run.glob("*_state_e2_*.th"):
+    for path in run.glob("*_state_e3_*.th"):
         path.unlink()
-    # ... and best.th as it was then: the first epoch's weights, its checkpoint's model state.
-    (run / "best.th").unlink()
-    shutil.copyfile(run / "model_state_e1_b0.th", run / "best.th")
     before = trained_seconds(run)
     assert before > 0
     # The next machine: only the pack reaches it.
@@ -389,15 +421,20 @@ def test_a_cut_off_run_goes_on_with_recover_and_counts_both_processes_time(
     EXPERIMENTS.main(["pack", str(runs), str(packs)])
     assert capsys.readouterr().out.splitlines()[-1] == f"1 runs -> {packs}: tiny"
     shutil.rmtree(runs)
+    runs = tmp_path / "next_machine" / "runs"
+    run = runs / "tiny"
     EXPERIMENTS.main(["unpack", str(packs), str(runs)])
     assert capsys.readouterr().out.strip() == f"1 runs -> {runs}: tiny"
     assert not (run / "out.log").exists()  # what --recover does not need stayed behind
     first_epoch = (run / "metrics_epoch_0.json").stat().st_mtime_ns
-    EXPERIMENTS.main(command)
+    EXPERIMENTS.main(["run", str(jobs), str(runs), *options])
     assert capsys.readouterr().out.splitlines()[-1].startswith("tiny: done in ")
-    assert "Recovering from prior training" in (runs / "tiny.log").read_text()
+    log = (runs / "tiny.log").read_text()
+    assert "Recovering from prior training" in log
+    assert "FileNotFoundError" not in log
     assert (run / "metrics_epoch_0.json").stat().st_mtime_ns == first_epoch
-    assert json.loads((run / "metrics.json").read_text())["epoch"] == 1
+    metrics = json.loads((run / "metrics.json").read_text())
+    assert (metrics["epoch"], metrics["best_epoch"]) == (2, 0)
     wall = json.loads((run / "wall.json").read_text())
     assert wall["recovered_after_seconds"] == before
     assert wall["train_wall_seconds"] > before

@@ -2,10 +2,12 @@
 small files into the repository."""
 
 import json
+import os
 import shutil
 from pathlib import Path
 from typing import Dict, List, Tuple
 
+import torch
 from allennlp.models.archival import load_archive
 
 import spinn_allennlp.plugin  # noqa: F401  (registers the plugin's classes, for archives)
@@ -59,6 +61,32 @@ def record_resumption(run: Path) -> float:
     record = {"seconds_before": round(before, 3), "from_epoch": max(epochs, default=-1) + 1}
     (run / RESUMED).write_text(json.dumps(record, indent=2) + "\n")
     return before
+
+
+def repoint_best_weights(run: Path) -> List[str]:
+    """
+    Before a cut-off run is resumed: points each training state's `best_model_filename` at
+    this folder's `best.th`, and returns the names of the states it rewrote. AllenNLP records
+    the best weights by the path of the folder that trained them, so a run unpacked or copied
+    into another folder, resumed with `--recover`, would end (when no resumed epoch is the
+    best) by loading `best.th` from the old folder: a FileNotFoundError after the last epoch,
+    or another run's weights if something else lives there now.
+    """
+    best = str(run.resolve() / "best.th")
+    rewritten = []
+    for path in sorted(run.glob("training_state_e*_b*.th")):
+        # Our own trainer's file (its callbacks' states hold numpy random states, which
+        # weights_only refuses).
+        state = torch.load(path, map_location="cpu", weights_only=False)
+        recorded = state.get("best_model_filename")
+        if recorded is None or os.path.realpath(recorded) == best:
+            continue
+        state["best_model_filename"] = best
+        partial = path.with_name(path.name + ".partial")
+        torch.save(state, partial)
+        partial.replace(path)  # a process cut off here leaves the old state whole
+        rewritten.append(path.name)
+    return rewritten
 
 
 def duration_seconds(duration: str) -> float:

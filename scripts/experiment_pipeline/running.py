@@ -13,7 +13,11 @@ from typing import Dict, List, Optional
 from allennlp.common import Params
 
 from experiment_pipeline.common import ALLENNLP, Job
-from experiment_pipeline.run_folders import duration_seconds, record_resumption
+from experiment_pipeline.run_folders import (
+    duration_seconds,
+    record_resumption,
+    repoint_best_weights,
+)
 
 
 def max_parallel(requested: int, threads: int, cores: Optional[int] = None) -> int:
@@ -105,6 +109,9 @@ def train_and_test(
             # The trainer's training_duration counts its own process only: keep the time the
             # cut-off processes had trained, for wall.json.
             before = record_resumption(out) if cut_off else 0.0
+            if cut_off:
+                # The folder may not be the one that trained it (unpacked, copied).
+                repoint_best_weights(out)
             command += ["--include-package", "spinn_allennlp", "-o", json.dumps(overrides)]
             with LoadSampler() as load:
                 failed = subprocess.run(command, stdout=log, stderr=subprocess.STDOUT, env=env)
