@@ -106,10 +106,11 @@ def train_and_test(
             cut_off = any(out.glob("training_state_e*.th"))
             command = ALLENNLP + ["train", config, "-s", str(out)]
             command.append("--recover" if cut_off else "-f")
-            # The trainer's training_duration counts its own process only: keep the time the
-            # cut-off processes had trained, for wall.json.
-            before = record_resumption(out) if cut_off else 0.0
+            before = 0.0
             if cut_off:
+                # The trainer's training_duration counts its own process only: keep the time
+                # the cut-off processes had trained, for wall.json.
+                before = record_resumption(out)
                 # The folder may not be the one that trained it (unpacked, copied).
                 repoint_best_weights(out)
             command += ["--include-package", "spinn_allennlp", "-o", json.dumps(overrides)]
