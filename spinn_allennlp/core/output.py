@@ -20,6 +20,8 @@ class Mode(str, Enum):
     SAMPLED = "sampled"  # drawn from the parser's distribution over legal moves
     # the soft stack with 0/1 strengths drawn by Gumbel-max, gradients of the Gumbel softmax
     STRAIGHT_THROUGH = "straight_through"
+    # a mixture over a beam of the parser's trees (``transitions``: the most probable of them)
+    BEAM = "beam"
 
     def __str__(self) -> str:
         return self.value
@@ -68,6 +70,12 @@ class SpinnOutput:
     # Shape: (B,). Beam search (``runners/beam.py``): the log-probability under the parser of
     # each tree found (0 for an empty sentence).
     beam_log_probs: Optional[torch.Tensor] = None
+    # Shapes: (B, K) and (B, K, T). A beam mixture (``runners/beam.py``): the summed
+    # log-probability of each of the K parses kept (-inf for a slot no parse filled; with
+    # gradients) and their transitions, best first; the sentence vector is their roots
+    # weighted by the softmax of the scores.
+    beam_scores: Optional[torch.Tensor] = None
+    beam_transitions: Optional[torch.Tensor] = None
 
     def split(self, sizes: Sequence[int]) -> List["SpinnOutput"]:
         """The outputs of consecutive groups of ``sizes`` sentences (e.g. premises, then
@@ -95,6 +103,12 @@ class SpinnOutput:
                     action_entropy=_cut(self.action_entropy, rows, steps),
                     beam_log_probs=(
                         None if self.beam_log_probs is None else self.beam_log_probs[rows]
+                    ),
+                    beam_scores=None if self.beam_scores is None else self.beam_scores[rows],
+                    beam_transitions=(
+                        None
+                        if self.beam_transitions is None
+                        else self.beam_transitions[rows, :, :steps]
                     ),
                 )
             )

@@ -131,6 +131,8 @@ class TransitionPolicy:
     soft: bool = False
     # Searches over several parses per sentence (``runners/beam.py``).
     searches: bool = False
+    # Its sentence vector is a mixture of several parses' roots (:class:`BeamMixture`).
+    mixes: bool = False
     # The task's loss can train the parser through what this policy returns (soft strengths,
     # or the log-probabilities of sampled moves for REINFORCE), with no gold transitions.
     learns_from_task: bool = False
@@ -218,46 +220,178 @@ class BeamSearch(TransitionPolicy):
         self.scores: Optional[torch.Tensor] = None
 
     def start(self, num_rows: int, like: torch.Tensor) -> None:
-        """A new search over ``num_rows`` rows (sentences x width): each group's first copy
-        alive with log-probability 0, the others not yet (-inf), so that the first steps do
-        not fill the beam with copies of one parse."""
-        if num_rows % self.width:
-            raise ValueError(f"{num_rows} rows are not groups of {self.width} copies")
-        scores = torch.zeros(
-            num_rows // self.width, self.width, dtype=like.dtype, device=like.device
-        )
-        scores[:, 1:] = float("-inf")
-        self.scores = scores.flatten()
+        """A new search over ``num_rows`` rows (sentences x width)."""
+        self.scores = beam_start_scores(num_rows, self.width, like)
 
     def choose(self, step: Step) -> Choice:
         if self.scores is None:
             raise ValueError("BeamSearch.start() must be called before a search")
-        log_probs = step.legal_log_probs()  # (k, 2), -inf for an illegal move
-        k = log_probs.size(0)
-        width = self.width
-        candidates = (self.scores[:k].unsqueeze(1) + log_probs.to(self.scores.dtype)).view(
-            k // width, 2 * width
-        )
-        best, index = candidates.topk(width, dim=1)  # best first
-        group_start = torch.arange(0, k, width, device=index.device).unsqueeze(1)
-        parents = (group_start + torch.div(index, 2, rounding_mode="floor")).flatten()
-        # index % 2 is the move (SHIFT = 0, REDUCE = 1). A row whose score is -inf (fewer
-        # live continuations than the width) may hold an illegal one: made legal for its
-        # parent's stack, so that every row still builds a tree.
-        must_shift, must_reduce = step.forced()
-        action = torch.where(
-            must_shift.index_select(0, parents),
-            SHIFT,
-            torch.where(must_reduce.index_select(0, parents), REDUCE, (index % 2).flatten()),
-        )
-        self.scores[:k] = best.flatten()
-        types = None
-        if step.type_logits is not None:
-            types = step.type_logits.index_select(0, parents).argmax(dim=-1)
-        return Choice(action, types=types, parents=parents)
+        k = step.forced()[0].size(0)
+        best, parents, action = expand_beam(step, self.scores[:k], self.width)
+        self.scores[:k] = best
+        return Choice(action, types=_beam_types(step, parents), parents=parents)
 
     def __repr__(self) -> str:
         return f"BeamSearch(width={self.width})"
+
+
+def beam_start_scores(num_rows: int, width: int, like: torch.Tensor) -> torch.Tensor:
+    """Shape (num_rows,): the scores a beam starts from, ``num_rows`` rows in groups of
+    ``width`` copies of a sentence: each group's first copy alive with log-probability 0, the
+    others not yet (-inf), so that the first steps do not fill the beam with copies of one
+    parse."""
+    if num_rows % width:
+        raise ValueError(f"{num_rows} rows are not groups of {width} copies")
+    scores = torch.zeros(num_rows // width, width, dtype=like.dtype, device=like.device)
+    scores[:, 1:] = float("-inf")
+    return scores.flatten()
+
+
+def beam_candidates(step: Step, scores: torch.Tensor, width: int) -> torch.Tensor:
+    """Shape (k / width, 2 * width): every continuation of the ``k`` running rows' partial
+    parses (``scores``: their log-probabilities so far), grouped by sentence: candidate
+    ``2 * j + move`` of a group is its row ``j`` followed by SHIFT (0) or REDUCE (1), scored by
+    the sum of the path's legal moves' log-probabilities (a forced move counts 0, an illegal
+    one is -inf)."""
+    log_probs = step.legal_log_probs()  # (k, 2)
+    k = log_probs.size(0)
+    return (scores.unsqueeze(1) + log_probs.to(scores.dtype)).view(k // width, 2 * width)
+
+
+def follow_candidates(
+    step: Step, index: torch.Tensor, width: int
+) -> Tuple[torch.Tensor, torch.Tensor]:
+    """(parents, action), each (k,): the rows and moves of the candidates chosen by ``index``
+    (groups x width, positions in :func:`beam_candidates`' columns). A chosen candidate that
+    scores -inf (fewer live continuations than the width) may hold an illegal move: it is made
+    legal for its parent's stack, so that every row still builds a tree."""
+    group_start = torch.arange(0, index.numel(), width, device=index.device).unsqueeze(1)
+    parents = (group_start + torch.div(index, 2, rounding_mode="floor")).flatten()
+    must_shift, must_reduce = step.forced()
+    action = torch.where(
+        must_shift.index_select(0, parents),
+        SHIFT,
+        torch.where(must_reduce.index_select(0, parents), REDUCE, (index % 2).flatten()),
+    )
+    return parents, action
+
+
+def expand_beam(
+    step: Step, scores: torch.Tensor, width: int
+) -> Tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """One step of a beam (hard top-k): the ``width`` best continuations of each sentence's
+    partial parses, best first. Returns their scores, the rows they continue and their
+    moves, each (k,)."""
+    best, index = beam_candidates(step, scores, width).topk(width, dim=1)
+    parents, action = follow_candidates(step, index, width)
+    return best.flatten(), parents, action
+
+
+class BeamMixture(TransitionPolicy):
+    """Trains a parser from the task alone through a beam of its trees: each sentence keeps
+    the ``width`` most probable partial parses (summed log-probabilities of the legal moves,
+    as :class:`BeamSearch`), expanded by every legal move and cut back to the best ``width``
+    at each step, and the sentence vector is the mixture of the beam's roots weighted by the
+    softmax of their paths' scores (``runners/beam.py``, :func:`run_beam_mixture`). The task's
+    gradient reaches the parser through those scores, with no sampling and no baseline: the
+    easy-first Beam Tree Cell's estimator (Ray Chowdhury and Caragea 2023) in shift-reduce
+    form. With a width of at least the number of trees over a sentence, the mixture is the
+    exact expectation of the root under the parser's distribution over trees.
+
+    The score of a path is the SUM of its steps' log-probabilities. Scoring a path by its
+    last step alone (as the one public beam shift-reduce cell does) gives every finished
+    tree the same weight: the last move is always a forced REDUCE, of log-probability 0, so
+    the mixture is uniform and the parser gets no gradient.
+
+    ``soft_top_k`` (BT-Cell's "OneSoft", in shift-reduce form): the beam's last slot is the
+    best of the candidates the hard cut would drop, and its score is their softmax-weighted
+    mean score, so that the dropped candidates' scores get a gradient too. (Easy-first
+    sequences all have the same number of nodes, so BT-Cell also averages their states;
+    stacks of different depths cannot be averaged, so here the slot follows its best
+    candidate's stack.) Forward values change: the last slot scores less than its best.
+
+    Types: the type classifier's most probable. ``scores``: each row's score so far (sorted
+    rows), carrying gradients; ``history``: per step, the logits read and the rows continued,
+    from which :meth:`path_logits` recovers the logits along each final row's path."""
+
+    mode = Mode.BEAM
+    searches = True
+    mixes = True
+    learns_from_task = True
+    replayable = False
+
+    def __init__(self, width: int, soft_top_k: bool = False) -> None:
+        if width < 1:
+            raise ValueError(f"beam_mixture's width must be at least 1, got {width}")
+        if soft_top_k and width < 2:
+            raise ValueError("beam_mixture's soft_top_k needs a width of at least 2")
+        self.width = width
+        self.soft_top_k = soft_top_k
+        self.scores: Optional[torch.Tensor] = None
+        self.history: List[Tuple[torch.Tensor, torch.Tensor]] = []
+
+    def start(self, num_rows: int, like: torch.Tensor) -> None:
+        """A new pass over ``num_rows`` rows (sentences x width)."""
+        self.scores = beam_start_scores(num_rows, self.width, like)
+        self.history = []
+
+    def choose(self, step: Step) -> Choice:
+        if self.scores is None:
+            raise ValueError("BeamMixture.start() must be called before a pass")
+        k = step.forced()[0].size(0)
+        candidates = beam_candidates(step, self.scores[:k], self.width)
+        if self.soft_top_k:
+            best, index = _one_soft_top_k(candidates, self.width)
+        else:
+            best, index = candidates.topk(self.width, dim=1)
+        parents, action = follow_candidates(step, index, self.width)
+        # Out of place: the earlier scores stay in the graph.
+        self.scores = torch.cat([best.flatten(), self.scores[k:]])
+        assert step.logits is not None  # legal_log_probs read them
+        self.history.append((step.logits, parents))
+        return Choice(action, types=_beam_types(step, parents), parents=parents)
+
+    def path_logits(self, rows: torch.Tensor) -> torch.Tensor:
+        """Shape (len(rows), T, 2): the parser's logits at every step of the paths that end
+        in sorted rows ``rows``, zeros after a row's end (what the steps of a greedy pass along
+        the same tree would record). Follows each row back through the rows it continued."""
+        steps = []
+        for logits, parents in reversed(self.history):
+            running = rows < parents.size(0)
+            parent = parents.index_select(0, rows.clamp(max=parents.size(0) - 1))
+            steps.append(torch.where(running.unsqueeze(1), logits.index_select(0, parent), 0))
+            rows = torch.where(running, parent, rows)
+        if not steps:
+            raise ValueError("BeamMixture.path_logits() before any step")
+        return torch.stack(steps[::-1], dim=1)
+
+    def __repr__(self) -> str:
+        soft = ", soft_top_k=True" if self.soft_top_k else ""
+        return f"BeamMixture(width={self.width}{soft})"
+
+
+def _one_soft_top_k(candidates: torch.Tensor, width: int) -> Tuple[torch.Tensor, torch.Tensor]:
+    """(scores, index), each (groups, width): the hard top ``width - 1`` candidates, then the
+    best of the rest with the softmax-weighted mean of the rest's scores (-inf candidates
+    weigh 0; a slot with none alive stays -inf). See :class:`BeamMixture`."""
+    ranked, index = candidates.sort(dim=1, descending=True)
+    rest = ranked[:, width - 1 :]
+    alive = torch.isfinite(rest)
+    some = alive[:, :1]  # sorted: the first of the rest is alive if any is
+    # Masked so that nothing is NaN, in value or gradient: a dead candidate weighs exactly 0
+    # (softmax of -inf), and a group with none alive softmaxes zeros (its slot stays -inf).
+    logits = torch.where(alive, rest, torch.where(some, float("-inf"), 0.0))
+    weights = torch.softmax(logits, dim=1)
+    mean = (weights * rest.masked_fill(~alive, 0.0)).sum(dim=1, keepdim=True)
+    soft = torch.where(some, mean, rest[:, :1])
+    return torch.cat([ranked[:, : width - 1], soft], dim=1), index[:, :width]
+
+
+def _beam_types(step: Step, parents: torch.Tensor) -> Optional[torch.Tensor]:
+    """The type classifier's most probable REDUCE type for each row's parent (typed REDUCE)."""
+    if step.type_logits is None:
+        return None
+    return step.type_logits.index_select(0, parents).argmax(dim=-1)
 
 
 class Mixed(TransitionPolicy):

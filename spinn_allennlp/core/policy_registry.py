@@ -30,6 +30,7 @@ from typing import Any, Callable, Dict, List, Mapping, Type, TypeVar
 import torch
 
 from spinn_allennlp.core.policies import (
+    BeamMixture,
     BeamSearch,
     Choice,
     Given,
@@ -102,6 +103,7 @@ for _name, _cls in {
     "given": Given,
     "greedy": Greedy,
     "beam_search": BeamSearch,
+    "beam_mixture": BeamMixture,
     "mixed": Mixed,
     "sampled": Sampled,
     "soft": SoftStrengths,
@@ -112,7 +114,8 @@ for _name, _cls in {
 # The `choose` methods whose moves are legal by construction (they pass them through
 # `Step.legal`, follow checked trees, or check themselves).
 _CHECKED_CHOOSE = {
-    cls.choose for cls in (Given, Greedy, BeamSearch, Mixed, Sampled, Replayed, TransitionPolicy)
+    cls.choose
+    for cls in (Given, Greedy, BeamSearch, BeamMixture, Mixed, Sampled, Replayed, TransitionPolicy)
 }
 
 # What a wrapper copies from the policy it wraps.
@@ -123,6 +126,7 @@ _FLAGS = (
     "needs_parser",
     "soft",
     "searches",
+    "mixes",
     "learns_from_task",
     "replayable",
     "rescores_only",
@@ -159,6 +163,10 @@ class MoveChecked(TransitionPolicy):
                 f"{name}.choose returned a move that is neither SHIFT (0) nor REDUCE (1) at "
                 f"step {step.t}"
             )
+        if choice.parents is not None:
+            # A beam's row moves from its parent's stack.
+            must_shift = must_shift.index_select(0, choice.parents)
+            must_reduce = must_reduce.index_select(0, choice.parents)
         illegal = (must_shift & (action == REDUCE)) | (must_reduce & (action == SHIFT))
         if bool(illegal.any()):
             raise ValueError(

@@ -21,9 +21,15 @@ from spinn_allennlp.core.graphs import GraphedPasses
 from spinn_allennlp.core.options import check_options, check_policy
 from spinn_allennlp.core.output import GIVEN, SpinnOutput
 from spinn_allennlp.core.parts import SpinnParts
-from spinn_allennlp.core.policies import TransitionPolicy, policy_for_mode
+from spinn_allennlp.core.policies import TransitionPolicy, beam_start_scores, policy_for_mode
 from spinn_allennlp.core.policy_registry import with_move_check
-from spinn_allennlp.core.runners import run_beam, run_levelwise, run_soft_stack, run_thin_stack
+from spinn_allennlp.core.runners import (
+    run_beam,
+    run_beam_mixture,
+    run_levelwise,
+    run_soft_stack,
+    run_thin_stack,
+)
 from spinn_allennlp.core.transitions import PAD
 
 Runner = Callable[[PreparedBatch, SpinnParts, TransitionPolicy], SpinnOutput]
@@ -266,7 +272,7 @@ class Spinn(nn.Module):
         if policy.soft:
             return run_soft_stack
         if policy.searches:
-            return run_beam
+            return run_beam_mixture if policy.mixes else run_beam
         if policy.follows_given and self.tracker is None and self.levelwise:
             return run_levelwise
         return run_thin_stack
@@ -283,6 +289,13 @@ class Spinn(nn.Module):
         )
         if policy.searches:
             output.beam_log_probs = batch.inputs.new_zeros(batch_size)  # the empty tree's
+        if policy.mixes:
+            # (The width of the policy, or of the one it wraps: policy_registry.MoveChecked.)
+            width = int(getattr(getattr(policy, "policy", policy), "width", 1))
+            output.beam_scores = beam_start_scores(batch_size * width, width, batch.inputs).view(
+                batch_size, width
+            )
+            output.beam_transitions = output.transitions.unsqueeze(1).expand(-1, width, -1)
         if batch.return_nodes:
             output.node_states = batch.tape.read(batch.base[:0]).view(batch_size, 0, self.node_dim)
             output.node_hidden = hidden(output.node_states)

@@ -341,8 +341,10 @@ class SpinnEncoder(TreeEncoder):
     @property
     def parser_learns_from_task(self) -> bool:
         """Whether the task's loss reaches the parser through the encoder itself (the soft
-        stack, straight-through Gumbel), with no loss of the model's for it."""
-        return self.has_parser and self.soft_stack
+        stack, straight-through Gumbel, a training policy such as `beam_mixture`), with no
+        loss of the model's for it."""
+        trains = self.training_policy is not None and self.training_policy.learns_from_task
+        return self.has_parser and (self.soft_stack or trains)
 
     @property
     def parser_reads_token_ids(self) -> bool:
@@ -531,6 +533,8 @@ class SpinnEncoder(TreeEncoder):
         assert self.parser is not None
         words = parser_tokens if self.parser.reads_token_ids else inputs.detach()
         parsed = self.parser(words, mask, transitions, policy)
+        if policy.mixes:
+            return self._compose_beam(inputs, mask, parsed, return_nodes)
         if policy.rescores_only:
             # PPO's further updates read the parser's scores of moves already taken, not the
             # sentence vectors: the composition is not run.
@@ -549,6 +553,29 @@ class SpinnEncoder(TreeEncoder):
             action_entropy=parsed.action_entropy,
             beam_log_probs=parsed.beam_log_probs,
         )
+
+    def _compose_beam(
+        self, inputs: torch.Tensor, mask: torch.Tensor, parsed: SpinnOutput, return_nodes: bool
+    ) -> SpinnOutput:
+        """A beam mixture with a parser of its own: the composition follows each of the beam's
+        K trees of every sentence, and the sentence vector is their roots weighted by the
+        softmax of the parser's scores of them (``core/runners/beam.py``), so the task's
+        gradient reaches the parser through the scores alone."""
+        if return_nodes:
+            raise ValueError(
+                "beam_mixture's sentence vector mixes several trees: node states are not "
+                "returned with it (use greedy or beam_search for them)"
+            )
+        assert parsed.beam_scores is not None and parsed.beam_transitions is not None
+        batch_size, width = parsed.beam_scores.shape
+        roots = self.spinn(
+            inputs.repeat_interleave(width, dim=0),
+            mask.repeat_interleave(width, dim=0),
+            parsed.beam_transitions.flatten(0, 1),
+            policy=Given(),
+        ).sentence.view(batch_size, width, -1)
+        weights = torch.softmax(parsed.beam_scores, dim=1).to(roots.dtype)
+        return dataclasses.replace(parsed, sentence=(weights.unsqueeze(2) * roots).sum(dim=1))
 
     def _autocast(self, device: torch.device):
         dtype = MIXED_PRECISION[self.mixed_precision]

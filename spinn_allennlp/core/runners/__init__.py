@@ -4,12 +4,13 @@ returns a ``SpinnOutput``.
 * ``thin_stack`` — step by step, Algorithm 1 batched over sentences: every variant;
 * ``levelwise`` — one tree level at a time: given trees without a tracker (PI-NT);
 * ``soft_stack`` — a differentiable stack and buffer driven by REDUCE strengths;
-* ``beam`` — beam search over the parser's transitions, then the thin stack on the best tree.
+* ``beam`` — beam search over the parser's transitions, then the thin stack on the best tree;
+  or a mixture over a beam of trees, with gradients (beam training).
 """
 
-from spinn_allennlp.core.runners.beam import run_beam
+from spinn_allennlp.core.runners.beam import run_beam, run_beam_mixture
 from spinn_allennlp.core.runners.levelwise import run_levelwise
 from spinn_allennlp.core.runners.soft_stack import run_soft_stack
 from spinn_allennlp.core.runners.thin_stack import run_thin_stack
 
-__all__ = ["run_beam", "run_levelwise", "run_soft_stack", "run_thin_stack"]
+__all__ = ["run_beam", "run_beam_mixture", "run_levelwise", "run_soft_stack", "run_thin_stack"]

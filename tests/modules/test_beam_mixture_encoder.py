@@ -1,0 +1,116 @@
+"""Beam training through the `spinn` encoder: chosen in a config as `training_policy:
+{"type": "beam_mixture", "width": K}`, with the parser reading the composition's nodes or with a
+parser of its own (whose beam's trees the composition then follows, K trees a sentence). With a
+width of at least the number of trees the sentence vector is the expectation of the
+composition's root over every tree under the parser's distribution (float64), and the task's
+gradient reaches the parser through the scores alone."""
+
+import math
+import random
+
+import pytest
+import torch
+from allennlp.common import Params
+from allennlp.data import Vocabulary
+from allennlp.modules.seq2vec_encoders import Seq2VecEncoder
+
+from spinn_allennlp.core.output import GIVEN, Mode
+from spinn_allennlp.core.policies import Given
+from spinn_allennlp.modules.own_parser import OwnParser
+from spinn_allennlp.modules.spinn_encoder import SpinnEncoder
+from spinn_allennlp.testing import make_batch
+from tests.core.test_beam_search import all_trees, tree_log_prob
+
+
+def catalan(n: int) -> int:
+    return math.comb(2 * n, n) // (n + 1)
+
+
+def own_parser_encoder(width: int) -> SpinnEncoder:
+    torch.manual_seed(0)
+    encoder = SpinnEncoder(
+        5,
+        4,
+        parser=OwnParser(hidden_dim=3, tracking_dim=2),
+        training_policy={"type": "beam_mixture", "width": width},
+    ).double()
+    with torch.no_grad():  # a parser far from uniform, so that the trees weigh differently
+        for parameter in encoder.parser.spinn.tracker.parameters():
+            parameter.normal_(0.0, 1.0)
+    return encoder
+
+
+def test_with_a_parser_of_its_own_the_mixture_is_the_expectation_of_the_composition_s_root():
+    rng = random.Random(0)
+    for num_words in range(1, 6):
+        encoder = own_parser_encoder(catalan(num_words - 1)).train()
+        inputs, mask, _ = make_batch([num_words], 5, rng, "cpu", torch.float64)
+        output = encoder.encode(inputs, mask)
+        assert output.mode == Mode.BEAM
+        # The parser reads its leaf LSTM's states of the words (not trained by the task).
+        parser_words = encoder.parser.leaf_lstm(inputs)[0]
+        expected = torch.zeros(4, dtype=torch.float64)
+        for tree in all_trees(num_words):
+            p = math.exp(tree_log_prob(encoder.parser.spinn, parser_words, mask, tree))
+            root = encoder.spinn(inputs, mask, torch.tensor([tree]), policy=Given()).sentence[0]
+            expected = expected + p * root
+        torch.testing.assert_close(output.sentence[0], expected, atol=1e-12, rtol=0)
+        # The composition's gradient reaches the parser through the scores only.
+        if num_words >= 3:
+            output.sentence.sum().backward()
+            classifier = encoder.parser.spinn.tracker.transition_classifier
+            assert classifier.weight.grad is not None
+            assert float(classifier.weight.grad.abs().max()) > 1e-6
+
+
+def test_evaluation_parses_greedily_unless_told_otherwise():
+    encoder = own_parser_encoder(3).eval()
+    inputs, mask, _ = make_batch([6, 2, 4], 5, random.Random(1), "cpu", torch.float64)
+    greedy = encoder.encode(inputs, mask)
+    assert greedy.mode == Mode.PREDICTED
+    composed = encoder.spinn(inputs, mask, greedy.transitions, policy=Given())
+    torch.testing.assert_close(greedy.sentence, composed.sentence, atol=1e-12, rtol=0)
+
+
+def test_a_config_chooses_beam_training_and_the_parser_trains_from_the_task():
+    """From a config, the parser reading the composition's nodes: in training the encoder
+    follows the beam (its sentence vector a mixture), the parser gets a gradient from the task
+    alone, and evaluation parses greedily."""
+    params = Params(
+        {
+            "type": "spinn",
+            "input_dim": 5,
+            "hidden_dim": 4,
+            "tracking_dim": 3,
+            "predict_transitions": True,
+            "composition_reads_tracker": False,
+            "parser_trains_nodes": False,
+            "training_policy": {"type": "beam_mixture", "width": 4},
+        }
+    )
+    torch.manual_seed(2)
+    encoder = Seq2VecEncoder.from_params(params, vocab=Vocabulary()).double()
+    assert isinstance(encoder, SpinnEncoder) and encoder.parser_learns_from_task
+    inputs, mask, gold = make_batch([6, 3, 5], 5, random.Random(2), "cpu", torch.float64)
+    encoder.train()
+    output = encoder.encode(inputs, mask, gold)
+    assert output.mode == Mode.BEAM and output.beam_scores.shape == (3, 4)
+    output.sentence.sum().backward()
+    classifier = encoder.spinn.tracker.transition_classifier
+    assert float(classifier.weight.grad.abs().max()) > 0
+    encoder.eval()
+    assert encoder.encode(inputs, mask, gold).mode == Mode.PREDICTED
+    assert encoder.encode(inputs, mask, gold, policy=Given()).mode == GIVEN
+
+
+def test_a_bad_width_is_refused_naming_the_setting():
+    with pytest.raises(ValueError, match="training_policy 'beam_mixture'.*width"):
+        SpinnEncoder(5, 4, 3, predict_transitions=True, training_policy={"type": "beam_mixture"})
+    with pytest.raises(ValueError, match="at least 1"):
+        SpinnEncoder(
+            5,
+            4,
+            3,
+            predict_transitions=True,
+            training_policy={"type": "beam_mixture", "width": 0},
+        )
