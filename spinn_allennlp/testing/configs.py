@@ -194,7 +194,9 @@ LISTOPS_VARIANTS = [
     "spinn_ppo",
     "spinn_reinforce_warmup",
     "spinn_best_draw",
+    "spinn_beam",
     "own_parser_best_draw",
+    "own_parser_beam",
     "own_parser_ppo",
 ]
 LISTOPS_SMALL: Dict[str, Any] = {
