@@ -9,7 +9,10 @@ and the filters that hide them (nothing else is hidden):
   training and validation epoch);
 * setuptools' notice that `pkg_resources` is deprecated (a UserWarning when Google's client
   libraries, imported by AllenNLP's `cached_path`, or py-rouge, of allennlp-models, import it:
-  the locks keep setuptools < 81 because py-rouge cannot work without it).
+  the locks keep setuptools < 81 because py-rouge cannot work without it);
+* torch's notice that torch-struct's `TreeCRF` "does not define `arg_constraints`" (a
+  UserWarning at every parse of benepar, whose chart decoder builds one per batch: every
+  `predict` and `evaluate` of an archive with the benepar tree source).
 
 `spinn_allennlp/__init__.py` applies them, so a program that imports this package before
 AllenNLP (the demo, a Python user) never sees them. The `allennlp` command imports AllenNLP
@@ -35,6 +38,7 @@ HIDDEN: List[Tuple[Type[Warning], str, str]] = [
         r"allennlp",
     ),
     (UserWarning, r"pkg_resources is deprecated as an API", r"google\.rpc|rouge"),
+    (UserWarning, r".*does not define `arg_constraints`", r"torch_struct"),
 ]
 
 

@@ -40,7 +40,10 @@ from spinn_allennlp.pair_classification import (
     SpinnNliPredictor,
     TreeEsimNli,
 )
-from spinn_allennlp.predictors.predict_command import number_input_lines
+from spinn_allennlp.predictors.predict_command import (
+    number_input_lines,
+    read_whole_files_with_archives,
+)
 from spinn_allennlp.relatedness import SickReader, TreeRelatedness, TreeRelatednessPredictor
 from spinn_allennlp.training import (
     MeanSquaredError,
@@ -55,6 +58,8 @@ from spinn_allennlp.training import (
 
 # Under `allennlp predict`, our predictors log a bad input with its line in the input file.
 number_input_lines()
+# Under `allennlp evaluate` and `predict`, an archive's reader reads the whole input file.
+read_whole_files_with_archives()
 
 __all__ = [
     "ListOpsReader",

@@ -86,6 +86,12 @@ LISTOPS_SMALL = listops_small_overrides(
     "spinn_pi_nt", **{"validation_dataset_reader.max_instances": 5, "test_data_path": None}
 )
 LISTOPS_UNCAPPED = {"validation_dataset_reader.max_instances": None}
+LISTOPS_CAPPED = {"validation_dataset_reader.max_instances": 5}
+# A good pair, then a line with a byte that is not UTF-8 (a Latin-1 "é").
+NOT_UTF8 = (
+    b'{"premise": "A dog runs.", "hypothesis": "An animal moves."}\n'
+    b'{"premise": "caf\xe9", "hypothesis": "x"}\n'
+)
 # A raw expression (= 4), the same with its label, and one that is not an expression.
 EXPRESSIONS = [
     {"sentence": "[MAX 2 [MIN 4 7 ] 0 ]"},
@@ -137,7 +143,9 @@ def runs(tmp_path_factory):
             *include,
         ],
         ["evaluate", "listops/model.tar.gz", str(LISTOPS_SAMPLE), "--output-file"]
-        + ["listops_capped.json", *include],
+        + ["listops_default.json", *include],
+        ["evaluate", "listops/model.tar.gz", str(LISTOPS_SAMPLE), "--output-file"]
+        + ["listops_capped.json", "-o", json.dumps(LISTOPS_CAPPED), *include],
         ["evaluate", "listops/model.tar.gz", str(LISTOPS_SAMPLE), "--output-file"]
         + ["listops_whole.json", "-o", json.dumps(LISTOPS_UNCAPPED), *include],
         ["predict", "listops/model.tar.gz", "expressions.jsonl", "--silent", "--output-file"]
@@ -153,11 +161,14 @@ def runs(tmp_path_factory):
             "bad_line_predictions.jsonl",
             *include,
         ],
+        ["predict", str(ARCHIVE), "not_utf8.jsonl", "--silent", "--output-file"]
+        + ["not_utf8_predictions.jsonl", *include],
         # The README's smoke run as it stands there (the config's path made absolute).
         [*SMOKE_TRAIN[:1], str(PROJECT_ROOT / SMOKE_TRAIN[1]), *SMOKE_TRAIN[2:]],
         SMOKE_PREDICT,
     ]
     (root / SMOKE_PAIRS).write_text(SMOKE_PAIR + "\n", encoding="utf-8")
+    (root / "not_utf8.jsonl").write_bytes(NOT_UTF8)
     env = {
         "TEXT_TRAIN": str(TEXT_SAMPLE),
         "TEXT_DEV": str(TEXT_SAMPLE),
@@ -236,17 +247,37 @@ def test_predict_on_raw_sentences_with_the_archives_default_predictor(runs):
     assert len(outputs[2]["transitions"]) == 2 * 6 - 1
 
 
-def test_evaluate_says_the_archives_cap_stops_it_and_reads_all_without(runs):
-    """Trained with `validation_dataset_reader.max_instances: 5`: evaluating the 24-line file
-    warns that the archive's cap stopped it; with the cap lifted it reads every line."""
+def test_evaluate_reads_the_whole_file_unless_told_and_says_when_a_cap_stops_it(runs):
+    """Trained with `validation_dataset_reader.max_instances: 5`: `allennlp evaluate` reads the
+    whole 24-line file anyway, saying it lifted the archive's cap (an archive keeps its
+    config's readers; evaluation must not stop at a training cap); a cap asked for in the
+    command's own overrides holds, and the read it stops warns, as training's does."""
     root, output = runs
     assert f"{LISTOPS_SAMPLE}: stopped after 5 instances: this reader's max_instances is 5" in (
         output
     )
-    assert output.count("stopped after 5 instances") == 2  # training's validation, then evaluate
+    # Training's validation read, then the evaluate capped by its own override.
+    assert output.count("stopped after 5 instances") == 2
+    lifted = "validation_dataset_reader was capped at max_instances 5 in training: reading the"
+    # The evaluate without overrides and the predict of raw expressions: not those whose
+    # overrides set max_instances.
+    assert output.count(lifted) == 2
     assert f"{LISTOPS_SAMPLE}: read 24 instances; dropped 0; skipped 0 malformed" in output
-    for name in ("listops_capped.json", "listops_whole.json"):
-        assert 0 <= json.loads((root / name).read_text())["accuracy"] <= 1
+    default, whole = (
+        json.loads((root / name).read_text())
+        for name in ("listops_default.json", "listops_whole.json")
+    )
+    assert default == whole  # the same 24 lines scored
+    assert 0 <= json.loads((root / "listops_capped.json").read_text())["accuracy"] <= 1
+
+
+def test_predict_answers_a_line_that_is_not_utf8_with_an_error_and_the_rest_as_usual(runs):
+    root, _ = runs
+    lines = (root / "not_utf8_predictions.jsonl").read_text(encoding="utf-8").splitlines()
+    good, bad = (json.loads(line) for line in lines)
+    assert good["label"] in ("entailment", "neutral", "contradiction")
+    assert bad["error"].startswith("not UTF-8: byte 0xe9 at character 17")
+    assert bad["input"] == '{"premise": "caf\ufffd", "hypothesis": "x"}'
 
 
 def test_a_listops_archive_predicts_raw_expressions(runs):

@@ -10,7 +10,7 @@ import shlex
 import subprocess
 import sys
 from pathlib import Path
-from typing import List, Tuple
+from typing import Any, Dict, List, Tuple
 
 import pytest
 from allennlp.predictors import Predictor
@@ -296,3 +296,28 @@ def test_the_readmes_parse_to_transitions_line_runs_as_written():
     tokens, transitions = namespace["tokens"], namespace["transitions"]
     stated = f"gives `{json.dumps(tokens)}`, `{json.dumps(transitions)}`"
     assert stated in readme.replace("\n", " "), stated
+
+
+def _python_blocks(path: Path) -> List[str]:
+    text = path.read_text(encoding="utf-8")
+    return re.findall(r"```python\n(.*?)```", text, flags=re.DOTALL)
+
+
+def test_the_design_page_s_policy_example_runs_as_written():
+    """docs/design.md's policy of a few lines runs as it stands, its imports included (a reader
+    copies it whole), and composes the left-branching tree of every sentence."""
+    import torch
+
+    from spinn_allennlp.core.spinn import Spinn
+    from spinn_allennlp.core.transitions import REDUCE, SHIFT
+
+    blocks = [b for b in _python_blocks(PROJECT_ROOT / "docs" / "design.md") if "class " in b]
+    assert blocks
+    namespace: Dict[str, Any] = {}
+    exec(compile(blocks[0], "docs/design.md", "exec"), namespace)  # noqa: S102
+    policy = namespace["ReduceWhenLegal"]()
+    torch.manual_seed(0)
+    output = Spinn(4, 3).eval()(
+        torch.randn(2, 4, 4), torch.ones(2, 4, dtype=torch.bool), policy=policy
+    )
+    assert output.transitions.tolist() == [[SHIFT, SHIFT, REDUCE, SHIFT, REDUCE, SHIFT, REDUCE]] * 2

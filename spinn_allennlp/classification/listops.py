@@ -20,7 +20,7 @@ import bisect
 import random
 from collections import Counter
 from dataclasses import dataclass
-from typing import Dict, Iterable, Iterator, List, Sequence, Set, Tuple, Union
+from typing import Dict, Iterable, Iterator, List, Optional, Sequence, Set, Tuple, Union
 
 OPERATORS = ("[MIN", "[MAX", "[MED", "[SM")
 END = "]"
@@ -70,6 +70,66 @@ def random_tokens(
 
     add_list(1)
     return out
+
+
+class _TooLong(Exception):
+    """An expression grew past the length asked for: drawn no further."""
+
+
+def random_tokens_below(
+    rng: random.Random, limit: int, settings: GeneratorSettings = GeneratorSettings()
+) -> Optional[List[str]]:
+    """The tokens of one random expression as :func:`random_tokens` draws it, or None as soon
+    as it has ``limit`` tokens without being complete (the rest is not drawn: what makes
+    rejection sampling of long expressions affordable)."""
+    out: List[str] = []
+    draw, randint = rng.random, rng.randint
+
+    def add_list(depth: int) -> None:
+        start = len(out)
+        out.append("")
+        for _ in range(randint(settings.min_args, settings.max_args)):
+            if len(out) >= limit:
+                raise _TooLong
+            if depth + 1 < settings.max_depth and draw() < settings.list_probability:
+                add_list(depth + 1)
+            else:
+                out.append(DIGITS[int(draw() * 10)])
+        out[start] = rng.choice(OPERATORS)
+        out.append(END)
+
+    try:
+        add_list(1)
+    except _TooLong:
+        return None
+    return out if len(out) < limit else None
+
+
+def length_bin_sample(
+    count: int,
+    shortest: int,
+    longest: int,
+    seed: int,
+    settings: GeneratorSettings = GeneratorSettings(),
+) -> List[Expression]:
+    """``count`` distinct expressions whose length (tokens, brackets not counted) lies strictly
+    between ``shortest`` and ``longest``, drawn from ``settings``' process by rejection, in
+    the order drawn: the length-generalisation test sets of Havrylov et al. (2019), whose
+    script keeps a draw when ``shortest < length < longest`` (operators MIN, MAX, MED, SM;
+    lists with probability 0.25, 2-5 arguments, depth at most 20 — the defaults). Deterministic
+    for a seed."""
+    rng = random.Random(seed)
+    seen: Set[str] = set()
+    kept: List[Expression] = []
+    while len(kept) < count:
+        drawn = random_tokens_below(rng, longest, settings)
+        if drawn is None or len(drawn) <= shortest:
+            continue
+        key = " ".join(drawn)
+        if key not in seen:
+            seen.add(key)
+            kept.append(parse_tokens(drawn))
+    return kept
 
 
 def random_expression(

@@ -107,6 +107,7 @@ def check_batch(
     reduce_types: Optional[torch.Tensor] = None,
     node_inputs: Optional[torch.Tensor] = None,
     full_trees: bool = False,
+    forests: bool = False,
 ) -> Tuple[Optional[torch.Tensor], int]:
     """Checks a batch (reading values back to the host) and returns the transitions to lay it
     out with (on the inputs' device; the balanced trees when the policy follows given
@@ -118,7 +119,9 @@ def check_batch(
     sentence's words (or the paper's left-padded forests); otherwise they are only checked for
     their values (a mixing policy reads them, a parser's loss scores against them), or, with
     ``full_trees`` (the soft stack's one-hot strengths), to be one tree per sentence, and
-    every sentence takes 2N - 1 steps. Raises ValueError naming the first bad sentence.
+    every sentence takes 2N - 1 steps. ``forests``: given transitions may leave a stack of
+    trees (the paper's left-padded mode), else each must be one tree. Raises ValueError naming
+    the first bad sentence.
     """
     check_word_vectors(inputs, mask)
     device = inputs.device
@@ -132,7 +135,7 @@ def check_batch(
     if follow_given:
         if transitions is None:
             transitions = default_transitions(lengths)
-        num_steps = check_given_transitions(transitions, lengths).to(device)
+        num_steps = check_given_transitions(transitions, lengths, forests).to(device)
     else:
         num_steps = (2 * lengths - 1).clamp(min=0)
         if transitions is not None and full_trees:
@@ -233,10 +236,11 @@ def prepare_batch(
     return_nodes: bool = False,
     full_trees: bool = False,
     dense: bool = False,
+    forests: bool = False,
 ) -> PreparedBatch:
     """:func:`check_batch`, then :func:`lay_out`, writing the leaves with ``leaves``."""
     transitions, total_steps = check_batch(
-        inputs, mask, transitions, follow_given, reduce_types, node_inputs, full_trees
+        inputs, mask, transitions, follow_given, reduce_types, node_inputs, full_trees, forests
     )
     return lay_out(
         inputs,

@@ -49,7 +49,7 @@ def check_word_vectors(inputs: torch.Tensor, mask: torch.Tensor) -> None:
         row, word = (int(x) for x in bad.nonzero()[0])
         raise ValueError(
             f"the vector of word {word} of sentence {row} of the batch is not finite (NaN or "
-            f"inf); {int(bad.sum())} real word(s) of the batch are"
+            f"inf); {int(bad.sum())} real word(s) of the batch are not finite"
         )
 
 
@@ -91,10 +91,13 @@ def check_transition_values(transitions: torch.Tensor) -> None:
         )
 
 
-def check_given_transitions(transitions: torch.Tensor, lengths: torch.Tensor) -> torch.Tensor:
-    """Checks (batched, on device, one host sync) that each row builds a binary tree over its
-    words (or, as in the paper's left-padded mode, a stack of trees whose top is the sentence)
-    and returns each row's number of steps. Raises ValueError naming the first bad row."""
+def check_given_transitions(
+    transitions: torch.Tensor, lengths: torch.Tensor, forests: bool = False
+) -> torch.Tensor:
+    """Checks (batched, on device, one host sync) that each row builds one binary tree over its
+    words (with ``forests``, as in the paper's left-padded mode, a stack of trees whose top is
+    the sentence) and returns each row's number of steps. Raises ValueError naming the first
+    bad row."""
     check_transitions_tensor(transitions, lengths.size(0))
     transitions = transitions.long()
     is_shift = transitions == SHIFT
@@ -111,6 +114,14 @@ def check_given_transitions(transitions: torch.Tensor, lengths: torch.Tensor) ->
             1
         ),
     }
+    if not forests:
+        # Every word shifted but too few REDUCEs: several trees left on the stack, whose top
+        # alone would be the sentence (words left out, silently).
+        unreduced = (is_reduce.sum(dim=1) < (lengths - 1).clamp(min=0)).unsqueeze(1)
+        problems[
+            "fewer REDUCEs than one tree over the words needs (a forest; the paper's "
+            "left-padded mode takes the policy Given(left_padded=True))"
+        ] = unreduced
     bad = torch.stack([p.any(dim=1) for p in problems.values()], dim=1)  # (B, problems)
     if bool(bad.any()):
         row, which = (int(x) for x in bad.nonzero()[0])

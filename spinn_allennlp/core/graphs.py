@@ -263,6 +263,7 @@ class GraphedPasses:
             reduce_types,
             node_inputs,
             full_trees=policy.soft,
+            forests=policy.left_padded,
         )
         batch_size, max_tokens = mask.shape
         size = self.batch_size or max(8, 1 << (batch_size - 1).bit_length())

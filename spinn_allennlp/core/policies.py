@@ -133,6 +133,9 @@ class TransitionPolicy:
     searches: bool = False
     # Its sentence vector is a mixture of several parses' roots (:class:`BeamMixture`).
     mixes: bool = False
+    # Given transitions may leave a stack of trees, the top one the sentence's (the paper's
+    # left-padded mode); otherwise a given row must be one tree over its words.
+    left_padded: bool = False
     # The task's loss can train the parser through what this policy returns (soft strengths,
     # or the log-probabilities of sampled moves for REINFORCE), with no gold transitions.
     learns_from_task: bool = False
@@ -171,11 +174,20 @@ def step_types(step: Step, follows_given: Optional[torch.Tensor] = None) -> Opti
 
 
 class Given(TransitionPolicy):
-    """Follows the given transitions (and given REDUCE types)."""
+    """Follows the given transitions (and given REDUCE types), each one binary tree over its
+    sentence's words. ``left_padded``: the paper's fixed-length mode (a reader's
+    ``crop_pad_length``), whose rows shift padding words at the left that no REDUCE joins: a
+    stack of trees, the top one the sentence's."""
 
     mode = Mode.GIVEN
     follows_given = True
     needs_parser = False
+
+    def __init__(self, left_padded: bool = False) -> None:
+        self.left_padded = left_padded
+
+    def __repr__(self) -> str:
+        return "Given(left_padded=True)" if self.left_padded else "Given()"
 
     def choose(self, step: Step) -> Choice:
         assert step.given is not None  # follows_given: the batch always has them

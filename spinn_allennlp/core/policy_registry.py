@@ -127,6 +127,7 @@ _FLAGS = (
     "soft",
     "searches",
     "mixes",
+    "left_padded",
     "learns_from_task",
     "replayable",
     "rescores_only",

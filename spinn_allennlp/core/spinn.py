@@ -262,6 +262,7 @@ class Spinn(nn.Module):
             return_nodes=return_nodes,
             full_trees=policy.soft,
             dense=parts.uses_static_shapes(inputs.device),
+            forests=policy.left_padded,
         )
         if batch.total_steps == 0:
             return self._empty_output(batch, policy)

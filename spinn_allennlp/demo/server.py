@@ -37,8 +37,12 @@ from allennlp.predictors import Predictor
 
 from spinn_allennlp import plugin  # noqa: F401  (registers the archive's components)
 from spinn_allennlp.classification.dataset_readers import TextClassificationTransitionsReader
+from spinn_allennlp.core.transitions import balanced_transitions
 from spinn_allennlp.data.dataset_readers import TreeDatasetReader
+from spinn_allennlp.data.trees import readable_tree
 from spinn_allennlp.demo.render import page, prediction_html
+from spinn_allennlp.modules.spinn_encoder import SpinnEncoder
+from spinn_allennlp.modules.tree_encoder import DEFAULT_TREE
 from spinn_allennlp.pair_classification.dataset_readers import SnliTransitionsReader
 from spinn_allennlp.pair_classification.predictors.spinn_nli import (
     SpinnNliPredictor,
@@ -63,6 +67,9 @@ def parse_tree_source(value: Optional[str]) -> Any:
 
 PAIR = ("premise", "hypothesis")
 SENTENCE = ("sentence",)
+# The names each input goes by in a request (the predictor's own: SNLI's `sentence1` and
+# `sentence2` too), first the demo's.
+ALIASES = {"premise": ("premise", "sentence1"), "hypothesis": ("hypothesis", "sentence2")}
 
 
 class SentencePredictor:
@@ -85,6 +92,9 @@ class SentencePredictor:
         self.labels = model.vocab.get_index_to_token_vocabulary(
             getattr(model, "_label_namespace", "labels")
         )
+        # AllenNLP's basic_classifier keeps its encoder as `_seq2vec_encoder`.
+        encoder = getattr(model, "_seq2vec_encoder", None)
+        self.composes_balanced_trees = isinstance(encoder, SpinnEncoder) and not encoder.has_parser
 
     def predict_json(self, inputs: Dict[str, Any]) -> Dict[str, Any]:
         try:
@@ -101,6 +111,13 @@ class SentencePredictor:
         if isinstance(output.get("tree"), str):
             result["sentence_tree"] = output["tree"]
             result["sentence_transitions_source"] = output.get("transitions_source")
+        elif self.composes_balanced_trees and "tokens" in instance.fields:
+            # A model that reports no tree (basic_classifier) around a `spinn` encoder without
+            # a parser: given no transitions, the encoder composed the balanced tree of the
+            # tokens.
+            tokens = [token.text for token in instance["tokens"].tokens]  # type: ignore[attr-defined]
+            result["sentence_tree"] = readable_tree(tokens, balanced_transitions(len(tokens)))
+            result["sentence_transitions_source"] = DEFAULT_TREE
         return result
 
 
@@ -159,9 +176,12 @@ class DemoApp:
         """(HTTP status, the prediction or `{"error": ...}`) for one request's inputs; never
         raises. 400: an input missing, not a string, empty or too long; 422: the predictor
         cannot use the input; 500: the prediction failed."""
-        inputs = {}
+        # Everything the request holds goes on to the predictor (its parses, ...), as the
+        # predictor takes it; the sentences, under either of their names, are checked here.
+        inputs = dict(request)
         for name in self.fields:
-            text = request.get(name)
+            key = next((k for k in ALIASES.get(name, (name,)) if k in request), name)
+            text = request.get(key)
             if text is None:
                 return HTTPStatus.BAD_REQUEST, {"error": f"the {name} is missing"}
             if not isinstance(text, str):
@@ -173,7 +193,7 @@ class DemoApp:
                     "error": f"the {name} is too long ({len(text):,} characters; "
                     f"at most {MAX_SENTENCE_CHARS:,})"
                 }
-            inputs[name] = text
+            inputs[key] = text
         try:
             with self._lock:
                 output = self.predictor.predict_json(inputs)
@@ -219,6 +239,13 @@ class DemoHandler(BaseHTTPRequestHandler):
         logger.info("%s %s", self.address_string(), format % args)
 
     def _send(self, status: int, body: str, content_type: str) -> None:
+        try:
+            self._write(status, body, content_type)
+        except (BrokenPipeError, ConnectionResetError):
+            # The client left before the answer: nothing to answer, nothing went wrong here.
+            logger.info("%s left before the answer was sent", self.address_string())
+
+    def _write(self, status: int, body: str, content_type: str) -> None:
         data = body.encode("utf-8")
         self.send_response(status)
         self.send_header("Content-Type", f"{content_type}; charset=utf-8")

@@ -7,6 +7,7 @@ import torch
 from allennlp.data import Vocabulary
 from allennlp.modules.seq2vec_encoders import Seq2VecEncoder
 
+from spinn_allennlp.core.batching import check_transitions_tensor
 from spinn_allennlp.core.options import check_options
 from spinn_allennlp.core.output import SpinnOutput
 from spinn_allennlp.core.parser_network import ParserNetwork
@@ -435,6 +436,10 @@ class SpinnEncoder(TreeEncoder):
                 "pass parser_tokens (the models spinn_classifier and spinn_nli do), or set "
                 "parser.embedding_dim to 0 to let it read the word vectors"
             )
+        if transitions is not None:
+            # Before anything reads them: a wrong shape is a ValueError naming it, not an
+            # index error of torch's further down.
+            check_transitions_tensor(transitions, inputs.size(0))
         transitions = given_trees(transitions)
         if transitions is not None and not self.has_parser:
             # Sentences without a tree in a batch with trees: the balanced default tree.

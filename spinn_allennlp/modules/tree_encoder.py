@@ -53,7 +53,9 @@ def transitions_source(
     a line without a parse next to lines with one) is the encoder's choice: `"predicted"`
     for an encoder with a parser (`has_parser`), `DEFAULT_TREE` otherwise."""
     if mode != GIVEN:
-        return [mode] * batch_size
+        # A plain string, as every other source (a Mode is a str subclass; JSON and `==`
+        # never told them apart, a Python user's `type()` did).
+        return [str(mode)] * batch_size
     own = Mode.PREDICTED.value if has_parser else DEFAULT_TREE
     if not given:
         return [DEFAULT_TREE] * batch_size

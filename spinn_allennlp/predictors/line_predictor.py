@@ -1,7 +1,7 @@
 import json
 import logging
 from collections import defaultdict, deque
-from typing import Any, Callable, Deque, Dict, List, Tuple
+from typing import Any, Callable, Deque, Dict, List, Optional, Tuple
 
 from allennlp.common.util import JsonDict
 from allennlp.data import DatasetReader, Instance
@@ -18,6 +18,23 @@ class UnreadableLine(dict):
     def __init__(self, line: str, error: str) -> None:
         super().__init__(line=line)
         self.error = error
+
+
+def not_utf8(line: str) -> Optional[UnreadableLine]:
+    """The error of a line that holds bytes that are not UTF-8, read with
+    errors="surrogateescape" (as `allennlp predict` reads its file: each such byte became a
+    lone surrogate U+DC80-U+DCFF), naming the first; None for a good line. The line is shown
+    with U+FFFD in place of each bad byte."""
+    escaped = [i for i, character in enumerate(line) if "\udc80" <= character <= "\udcff"]
+    if not escaped:
+        return None
+    first = escaped[0]
+    shown = "".join("\ufffd" if "\udc80" <= c <= "\udcff" else c for c in line)
+    byte = ord(line[first]) - 0xDC00
+    return UnreadableLine(
+        shown.rstrip("\r\n"),
+        f"not UTF-8: byte 0x{byte:02x} at character {first + 1} (save the file as UTF-8)",
+    )
 
 
 class LinePredictor(Predictor):
@@ -42,6 +59,9 @@ class LinePredictor(Predictor):
 
     def load_line(self, line: str) -> JsonDict:
         # AllenNLP's own load_line is json.loads: one truncated line would end the whole run.
+        undecodable = not_utf8(line)
+        if undecodable is not None:
+            return undecodable
         try:
             return json.loads(line)
         except (ValueError, RecursionError) as error:  # JSONDecodeError is a ValueError

@@ -161,6 +161,13 @@ def _kinds() -> List[Tuple[str, Optional[str], Callable[[Dict[str, Any], random.
         ("empty premise", "premise is empty", premise("")),
         ("whitespace-only premise", "premise is empty", premise(" \t\n\u3000 ")),
         ("lone surrogate", "invalid text", premise("\ud800 dogs")),
+        # A Latin-1 byte (0xE9, "é") in a UTF-8 file: written as the surrogate U+DCE9 through
+        # errors="surrogateescape" (write_hostile_file), it is the raw byte in the file.
+        (
+            "a byte that is not UTF-8",
+            "not UTF-8: byte 0xe9",
+            lambda ex, rng: dump(_raw(ex)).replace('": "', '": "caf\udce9 ', 1),
+        ),
         (
             "parse that doesn't match its text",
             "parse tokens don't match the sentence",
@@ -203,8 +210,9 @@ def hostile_lines(count: int = 2000, seed: int = 0, num_long: int = 3) -> List[H
 
 
 def write_hostile_file(path: Path, lines: List[HostileLine]) -> None:
-    # newline="\n": exactly these lines, on every platform.
-    with open(path, "w", encoding="utf-8", newline="\n") as file:
+    # newline="\n": exactly these lines, on every platform; a line's lone surrogates
+    # U+DC80-U+DCFF are written as the raw bytes they stand for (bytes that are not UTF-8).
+    with open(path, "w", encoding="utf-8", errors="surrogateescape", newline="\n") as file:
         for line in lines:
             file.write(line.text + "\n")
 

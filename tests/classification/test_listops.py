@@ -12,9 +12,11 @@ from spinn_allennlp.classification.listops import (
     MalformedExpressionError,
     binned,
     bracketed,
+    depth,
     evaluate,
     format_line,
     generate_dataset,
+    length_bin_sample,
     parse_tokens,
     random_expression,
     read_lines,
@@ -145,3 +147,51 @@ def test_evaluation_by_hand():
 def test_malformed_expressions_raise(text):
     with pytest.raises(MalformedExpressionError):
         parse_tokens(text.split())
+
+
+def _load_script(name: str):
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location(name, PROJECT_ROOT / "scripts" / f"{name}.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_the_first_length_bin_is_regenerated_byte_for_byte():
+    """data/listops/lengths/ is what scripts/make_listops_lengths.py writes: the 200-300 bin
+    drawn again here (a few seconds) gives the committed file's bytes."""
+    lengths = _load_script("make_listops_lengths")
+    committed = PROJECT_ROOT / "data" / "listops" / "lengths" / lengths.bin_name(200, 300)
+    assert lengths.bin_bytes(200, 300) == committed.read_bytes()
+
+
+@pytest.mark.parametrize("bounds", [(200, 300), (500, 600), (900, 1000)])
+def test_every_length_bin_holds_2000_distinct_lines_of_its_lengths(bounds):
+    """Each committed bin, line by line: 2,000 distinct expressions strictly inside the bin
+    (tokens without brackets), each line's label its value and its bracketing the published
+    left-to-right fold, depth at most 20 and 2-5 arguments per list."""
+    lengths = _load_script("make_listops_lengths")
+    path = PROJECT_ROOT / "data" / "listops" / "lengths" / lengths.bin_name(*bounds)
+    with gzip.open(path, "rt", encoding="utf-8") as lines_file:
+        lines = lines_file.read().splitlines()
+    assert len(lines) == 2000
+    keys = set()
+    for line in lines:
+        label, text = line.split("\t")
+        expression = parse_tokens(text.split())
+        assert format_line(expression) == line and int(label) == evaluate(expression)
+        assert bounds[0] < len(tokens(expression)) < bounds[1]
+        assert depth(expression) < 20
+        keys.add(" ".join(tokens(expression)))
+    assert len(keys) == 2000
+    counts = statistics([parse_tokens(line.split("\t")[1].split()) for line in lines[:200]])
+    assert set(counts["args"]) <= {2, 3, 4, 5}
+    assert set(counts["operator"]) == {"[MIN", "[MAX", "[MED", "[SM"}
+
+
+def test_a_length_bin_is_drawn_by_rejection_with_the_strict_bounds():
+    sample = length_bin_sample(30, 20, 30, seed=3)
+    assert len(sample) == 30 and all(20 < len(tokens(e)) < 30 for e in sample)
+    assert length_bin_sample(30, 20, 30, seed=3) == sample  # deterministic for a seed
+    assert len({" ".join(tokens(e)) for e in sample}) == 30

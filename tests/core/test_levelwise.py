@@ -9,6 +9,7 @@ import torch
 
 from spinn_allennlp.core import transitions as tr
 from spinn_allennlp.core.output import GIVEN
+from spinn_allennlp.core.policies import Given
 from spinn_allennlp.core.runners import run_levelwise
 from spinn_allennlp.core.spinn import Spinn
 from spinn_allennlp.testing import (
@@ -25,22 +26,26 @@ from spinn_allennlp.testing import (
 COMPOSITIONS = ["treelstm", "treernn"]
 
 
-def sequential(model, inputs, mask, transitions):
-    return model(inputs, mask, transitions, mode=GIVEN, return_nodes=True)
+# The policy the paths follow given trees with (the paper's left-padded forests need theirs).
+GIVEN_TREES = Given()
 
 
-def levelwise(model, inputs, mask, transitions):
-    return model(inputs, mask, transitions, mode=GIVEN, return_nodes=True, runner=run_levelwise)
+def sequential(model, inputs, mask, transitions, policy=GIVEN_TREES):
+    return model(inputs, mask, transitions, return_nodes=True, policy=policy)
 
 
-def run(path, model, inputs, mask, transitions, weights=None, seed=0):
+def levelwise(model, inputs, mask, transitions, policy=GIVEN_TREES):
+    return model(inputs, mask, transitions, return_nodes=True, runner=run_levelwise, policy=policy)
+
+
+def run(path, model, inputs, mask, transitions, weights=None, seed=0, policy=GIVEN_TREES):
     """Output and gradients (by parameter name, and of the inputs) of one path on a loss that
     touches the sentence vectors and every node. The seed makes dropout draw the same masks;
     ``weights`` (drawn on first use) weigh the loss's terms."""
     model.zero_grad()
     x = inputs.clone().requires_grad_()
     torch.manual_seed(seed)
-    out = path(model, x, mask, transitions)
+    out = path(model, x, mask, transitions, policy)
     if weights is None:
         generator = torch.Generator().manual_seed(1234)
         weights = (
@@ -57,10 +62,14 @@ def run(path, model, inputs, mask, transitions, weights=None, seed=0):
     return out, grads, x.grad, weights
 
 
-def assert_same(model, inputs, mask, transitions, atol=1e-10):
+def assert_same(model, inputs, mask, transitions, atol=1e-10, policy=GIVEN_TREES):
     """Both paths in float64: equal up to rounding (~1e-15 here; 1e-10 claims equality)."""
-    seq, seq_grads, seq_x, weights = run(sequential, model, inputs, mask, transitions)
-    lvl, lvl_grads, lvl_x, _ = run(levelwise, model, inputs, mask, transitions, weights)
+    seq, seq_grads, seq_x, weights = run(
+        sequential, model, inputs, mask, transitions, policy=policy
+    )
+    lvl, lvl_grads, lvl_x, _ = run(
+        levelwise, model, inputs, mask, transitions, weights, policy=policy
+    )
     assert torch.equal(lvl.transitions, seq.transitions)
     assert lvl.transition_logits is None and lvl.mode == GIVEN
     for name in ("sentence", "node_states", "node_hidden"):
@@ -199,7 +208,7 @@ def test_left_padded_forests(composition, device):
     mask = torch.ones(len(sequences), length, dtype=torch.bool, device=device)
     for static_shapes in (False, True):  # the thin stack's pointers planned either way
         model.static_shapes = static_shapes
-        assert_same(model, inputs, mask, transitions)
+        assert_same(model, inputs, mask, transitions, policy=Given(left_padded=True))
 
 
 def test_default_tree_when_no_transitions():

@@ -10,6 +10,7 @@ import torch
 
 from spinn_allennlp.core import transitions as tr
 from spinn_allennlp.core.output import GIVEN, MIXED, PREDICTED
+from spinn_allennlp.core.policies import Given
 from spinn_allennlp.core.spinn import Spinn
 from spinn_allennlp.testing import (
     make_batch,
@@ -278,7 +279,10 @@ def test_left_padded_forest_uses_top_tree():
     padded_tokens, padded = tr.crop_pad_left(tokens, transitions, 5, "<pad>")
     words = torch.randn(1, 3, 4, dtype=torch.float64)
     inputs = torch.cat([torch.randn(1, 2, 4, dtype=torch.float64), words], dim=1)
-    forest = model(inputs, torch.ones(1, 5, dtype=torch.bool), torch.tensor([padded]))
+    mask = torch.ones(1, 5, dtype=torch.bool)
+    with pytest.raises(ValueError, match="fewer REDUCEs than one tree over the words needs"):
+        model(inputs, mask, torch.tensor([padded]))
+    forest = model(inputs, mask, torch.tensor([padded]), policy=Given(left_padded=True))
     tree = model(words, torch.ones(1, 3, dtype=torch.bool), torch.tensor([transitions]))
     torch.testing.assert_close(forest.sentence, tree.sentence, atol=1e-12, rtol=0)
 

@@ -196,3 +196,21 @@ def test_a_read_cut_short_by_max_instances_says_so_with_the_override(caplog):
     assert not [r for r in caplog.records if r.levelno >= logging.WARNING]
     summaries = [r.getMessage() for r in caplog.records]
     assert summaries == [f"{LISTOPS_SAMPLE}: read 24 instances; dropped 0; skipped 0 malformed"] * 2
+
+
+def test_max_instances_counts_instances_and_a_cap_with_dropped_lines_still_warns(caplog):
+    """AllenNLP 2.10 also cut the *lines* at max_instances, so lines left out by max_length
+    made a capped read shorter than its cap, and it ended as if the file had, without the
+    warning (a smoke run's `max_instances: 500` scored 495 test pairs in silence). Now the cap
+    counts instances, and the read it stops says so."""
+    lines = LISTOPS_SAMPLE.read_text().splitlines()
+    # Tokens, brackets not counted (what max_length counts).
+    lengths = [len([t for t in line.split("\t")[1].split() if t not in "()"]) for line in lines]
+    limit = 10
+    assert sum(length <= limit for length in lengths[:8]) == 5  # 3 of the first 8 dropped
+    assert sum(length <= limit for length in lengths) >= 8
+    with caplog.at_level(logging.INFO, logger=LOGGER):
+        capped = list(ListOpsReader(max_instances=8, max_length=limit).read(str(LISTOPS_SAMPLE)))
+    assert len(capped) == 8
+    warnings = [r.getMessage() for r in caplog.records if r.levelno == logging.WARNING]
+    assert len(warnings) == 1 and "stopped after 8 instances" in warnings[0]

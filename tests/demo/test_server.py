@@ -268,13 +268,18 @@ def test_a_single_sentence_model_with_trees_is_served(text_spinn):
 
 
 def test_basic_classifier_with_the_spinn_encoder_is_served(basic_classifier):
+    """basic_classifier reports no tree, but its spinn encoder (no parser, no transitions)
+    composed the balanced tree of the tokens: the demo shows that tree, captioned so."""
     status, output = predict(basic_classifier, {"sentence": "A lovely film ."})
     assert status == 200, output
     assert set(output["label_probs"]) == {"pos", "neg"}
-    assert "sentence_tree" not in output  # basic_classifier reports no tree
+    assert words(output["sentence_tree"]) == "A lovely film .".split()
+    assert output["sentence_tree"] == "( ( A lovely ) ( film . ) )"
+    assert output["sentence_transitions_source"] == "balanced default tree"
     form = urllib.parse.urlencode({"sentence": "A dull film ."}).encode()
     status, page = post(basic_classifier, "/", form, "application/x-www-form-urlencoded")
-    assert status == 200 and "this model reports no tree" in page
+    assert status == 200 and "this model reports no tree" not in page
+    assert page.count("<svg") == 1 and "balanced default tree" in page
 
 
 def test_an_archive_the_demo_cannot_serve_is_refused_at_start(tmp_path, capsys):
@@ -287,3 +292,58 @@ def test_an_archive_the_demo_cannot_serve_is_refused_at_start(tmp_path, capsys):
     message = capsys.readouterr().err
     assert "the demo serves NLI models" in message and "ListOpsReader" in message
     assert "serving on" not in message
+
+
+def test_the_json_endpoint_takes_the_predictor_s_json(pi_nt):
+    """POST /predict takes what the predictor takes: SNLI's sentence1 / sentence2, and binary
+    parses, which it follows (a parse is "gold"); an unbalanced one is the predictor's
+    "malformed parse", not replaced silently."""
+    snli = {"sentence1": "Two dogs run .", "sentence2": "Animals move ."}
+    status, output = predict(pi_nt, snli)
+    assert status == 200, output
+    assert words(output["premise_tree"]) == "Two dogs run .".split()
+    parsed = {
+        **PAIR,
+        "premise": "Two dogs run .",
+        "premise_binary_parse": "( ( Two dogs ) ( run . ) )",
+        "hypothesis": "Animals move .",
+        "hypothesis_binary_parse": "( Animals ( move . ) )",
+    }
+    status, output = predict(pi_nt, parsed)
+    assert status == 200, output
+    assert output["premise_tree"] == "( ( Two dogs ) ( run . ) )"
+    assert output["hypothesis_tree"] == "( Animals ( move . ) )"
+    assert output["premise_transitions_source"] == "gold"
+    status, output = predict(pi_nt, {**parsed, "premise_binary_parse": "( ( Two dogs ) run . )"})
+    assert status == 422 and "malformed parse" in output["error"], output
+    status, output = predict(pi_nt, {"sentence1": "Two dogs run ."})
+    assert status == 400 and output["error"] == "the hypothesis is missing"
+
+
+def test_a_client_that_leaves_early_is_no_error(full_spinn, caplog):
+    """A client that disconnects before its answer (the browser tab closed): the server logs
+    that it left, no traceback, and goes on serving."""
+    import socket
+    import struct
+    import time
+
+    body = json.dumps(PAIR).encode()
+    host, port = full_spinn.server_address[:2]
+    with caplog.at_level("INFO", logger="spinn_allennlp.demo.server"):
+        for _ in range(3):
+            client = socket.create_connection((host, port))
+            client.sendall(
+                b"POST /predict HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+                + f"Content-Length: {len(body)}\r\n\r\n".encode()
+                + body
+            )
+            # Closed at once with a reset, before the prediction is written.
+            client.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+            client.close()
+        deadline = time.time() + 60
+        while time.time() < deadline and "left before the answer" not in caplog.text:
+            time.sleep(0.2)
+    assert "left before the answer" in caplog.text
+    assert not [r for r in caplog.records if r.levelname in ("ERROR", "CRITICAL")]
+    status, _ = predict(full_spinn, PAIR)
+    assert status == 200

@@ -59,3 +59,27 @@ def test_projection_dropout_outside_a_drop_rate_is_refused(rate):
         Spinn(input_dim=4, hidden_dim=3, projection_dropout=rate)
     params["projection_dropout"] = 0.9
     assert isinstance(Seq2VecEncoder.from_params(Params(dict(params))), SpinnEncoder)
+
+
+@pytest.mark.parametrize("name", ["spinn", "spinn_pi"])
+def test_transitions_of_the_wrong_shape_are_a_value_error_naming_the_shape(name):
+    """Transitions for 2 sentences of a batch of 3, or 1-D, through `forward`: our message,
+    not torch's "The size of tensor a (2) must match" or "Dimension out of range" (the
+    default-tree code read them before anything checked them)."""
+    encoder = ENCODERS[name]()
+    inputs = torch.randn(3, 3, 4)
+    mask = torch.ones(3, 3, dtype=torch.bool)
+    good = torch.tensor([[0, 0, 1, 0, 1]] * 3)
+    for bad in (good[:2], good[0]):
+        with pytest.raises(ValueError, match=r"transitions must have shape \(batch, steps\)"):
+            encoder(inputs, mask, bad)
+    assert encoder(inputs, mask, good).shape == (3, 3)
+
+
+def test_the_non_finite_input_message_is_a_whole_sentence():
+    inputs = torch.randn(2, 3, 4)
+    inputs[1, 2, 0] = float("nan")
+    inputs[0, 0, 1] = float("inf")
+    with pytest.raises(ValueError) as error:
+        Spinn(4, 3)(inputs, torch.ones(2, 3, dtype=torch.bool))
+    assert str(error.value).endswith("; 2 real word(s) of the batch are not finite")

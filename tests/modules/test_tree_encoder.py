@@ -151,3 +151,15 @@ def test_stack_batches_pads_stacks_and_cuts_back():
     assert stack_batches([(x1, m1, None), (x2, m2, None)]).transitions is None
     with pytest.raises(ValueError, match="give transitions for every sentence batch"):
         stack_batches([(x1, m1, t1), (x2, m2, None)])
+
+
+def test_transitions_sources_are_plain_strings_whatever_the_mode():
+    """A full SPINN's source was a `Mode` (a str subclass) and every other one a str: JSON
+    and `==` never told them apart, a Python user's `type()` did."""
+    from spinn_allennlp.core.output import Mode
+    from spinn_allennlp.modules.tree_encoder import transitions_source
+
+    for mode in (Mode.PREDICTED, Mode.SAMPLED, Mode.BEAM, "given"):
+        for source in transitions_source(mode, True, None, 2, has_parser=True):
+            assert type(source) is str
+    assert transitions_source(Mode.PREDICTED, False, None, 1) == ["predicted"]

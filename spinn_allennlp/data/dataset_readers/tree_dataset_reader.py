@@ -4,7 +4,7 @@ import gzip
 import json
 import logging
 from collections import Counter
-from typing import Any, Dict, Iterable, List, Optional, Sequence, Tuple, Union
+from typing import Any, Dict, Iterable, Iterator, List, Optional, Sequence, Tuple, Union
 
 import torch
 from allennlp.common.checks import ConfigurationError
@@ -185,6 +185,18 @@ class TreeDatasetReader(DatasetReader):
             raise ConfigurationError(
                 summary(file_path, num_instances, self.skipped, self.dropped) + ": " + why
             )
+
+    def shard_iterable(self, iterable: Iterable[Any]) -> Iterator[Any]:
+        """This process's share of the lines, uncapped. AllenNLP 2.10's own also cuts the
+        *lines* at ``max_instances`` (besides ``read()`` cutting the instances), so a cap of
+        500 with 5 lines dropped or skipped gave 495 instances, and the read then ended as if
+        the file had, without the warning that a cap stopped it. Here ``max_instances`` counts
+        instances, as AllenNLP documents it, and a read it stops always says so."""
+        cap, self.max_instances = self.max_instances, None
+        try:
+            return super().shard_iterable(iterable)
+        finally:
+            self.max_instances = cap
 
     def _shard(self) -> Tuple[int, int]:
         """(this process's shard, number of shards) of a read: as ``shard_iterable`` splits."""

@@ -55,7 +55,8 @@ class SnliTransitionsReader(TreeDatasetReader):
     `hypothesis_transitions` (`TensorField`, padded with -1; empty for a sentence with neither
     a parse nor a tree source, so that a file may mix lines with and without parses),
     `label` (`LabelField`; when labelled), `metadata` (`premise_tokens`, `hypothesis_tokens`,
-    `transitions_source`: "gold", the tree source's name, or "none"; `pairID` when given).
+    `transitions_source`: "gold", the tree source's name, or "none"; `pairID` and MultiNLI's
+    `genre` when given). MultiNLI's JSON lines have SNLI's fields and read as they are.
 
     Registered as a `DatasetReader` with name "snli_transitions".
 
@@ -131,6 +132,9 @@ class SnliTransitionsReader(TreeDatasetReader):
             None if pair_id is None else str(pair_id),
             check_length=check_length,
             labeled_parses=labeled,
+            # MultiNLI's lines (the same fields as SNLI's) name their genre: kept, so that
+            # a prediction or an evaluation can be broken down by it.
+            genre=example["genre"] if isinstance(example.get("genre"), str) else None,
         )
 
     def text_to_instance(
@@ -160,6 +164,7 @@ class SnliTransitionsReader(TreeDatasetReader):
         pair_id: Optional[str],
         check_length: bool = False,
         labeled_parses: Optional[Tuple[Optional[str], Optional[str]]] = None,
+        genre: Optional[str] = None,
     ) -> Instance:
         if (premise_binary_parse is None) != (hypothesis_binary_parse is None):
             raise MalformedExampleError(
@@ -203,6 +208,8 @@ class SnliTransitionsReader(TreeDatasetReader):
             fields["label"] = LabelField(label)
         if pair_id is not None:
             metadata["pairID"] = pair_id
+        if genre is not None:
+            metadata["genre"] = genre
         fields["metadata"] = MetadataField(metadata)
         return Instance(fields)
 

@@ -30,8 +30,8 @@ class ParseMetrics(Metric):
 
     Call with `predicted` and `gold` transitions of shape (batch_size, steps), PAD (-1) after
     each gold sequence's end; `predicted` is cut to the gold width. Sentences whose gold row is
-    all PAD (no gold tree) are not scored. Sums over batches and
-    workers (see `Share`).
+    all PAD (no gold tree) are not scored; a metric nothing was scored for is left out of
+    `get_metric` (not 0). Sums over batches and workers (see `Share`).
 
     Registered as a `Metric` with name "parse_metrics".
 
@@ -103,17 +103,20 @@ class ParseMetrics(Metric):
             self._labeled_bracket_f1(labeled_sum, labeled_count)
 
     def get_metric(self, reset: bool = False) -> Dict[str, float]:
-        return {
-            "transition_accuracy": self._transition_accuracy.get_metric(reset),
-            "tree_accuracy": self._tree_accuracy.get_metric(reset),
-            "valid_tree_rate": self._valid_tree_rate.get_metric(reset),
-            "bracket_f1": self._bracket_f1.get_metric(reset),
-            **(
-                {"labeled_bracket_f1": self._labeled_bracket_f1.get_metric(reset)}
-                if self._labeled
-                else {}
-            ),
+        """The metrics measured since the last reset. One that could not be measured (no gold
+        tree reached the metric, e.g. a parser trained and evaluated without gold transitions;
+        no sentence of three or more words for bracket F1) is left out rather than read as 0."""
+        shares = {
+            "transition_accuracy": self._transition_accuracy,
+            "tree_accuracy": self._tree_accuracy,
+            "valid_tree_rate": self._valid_tree_rate,
+            "bracket_f1": self._bracket_f1,
         }
+        if self._labeled:
+            shares["labeled_bracket_f1"] = self._labeled_bracket_f1
+        measured = {name: share.measured for name, share in shares.items()}
+        values = {name: share.get_metric(reset) for name, share in shares.items()}
+        return {name: value for name, value in values.items() if measured[name]}
 
     def reset(self) -> None:
         for share in (

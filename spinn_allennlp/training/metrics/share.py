@@ -22,6 +22,11 @@ class Share(Metric):
         self._hits += dist_reduce_sum(hits)
         self._trials += dist_reduce_sum(trials)
 
+    @property
+    def measured(self) -> bool:
+        """Whether any trial was counted (a share of nothing is not 0: it is not measured)."""
+        return self._trials > 0
+
     def get_metric(self, reset: bool = False) -> float:
         value = self._hits / self._trials if self._trials else 0.0
         if reset:

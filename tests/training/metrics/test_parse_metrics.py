@@ -36,7 +36,20 @@ def test_parse_metrics_count_steps_trees_and_validity():
     # Only the second sentence has a constituent besides the whole (gold: words 0-1); the
     # predicted tree's is words 1-2.
     assert values["bracket_f1"] == pytest.approx(0.0)
-    assert metrics.get_metric()["tree_accuracy"] == 0.0
+    # Reset: nothing is measured, and nothing is reported (not a 0 that reads as a result).
+    assert metrics.get_metric() == {}
+
+
+def test_metrics_that_could_not_be_measured_are_left_out():
+    """A parser trained and evaluated without gold transitions never reaches the metric: no
+    0.0 for transition and tree accuracy. Bracket F1 is left out where no sentence has a
+    constituent to score (fewer than three words), the others are measured."""
+    assert ParseMetrics().get_metric(reset=True) == {}
+    metrics = ParseMetrics()
+    metrics(torch.tensor([[S, S, R]]), torch.tensor([[S, S, R]]))
+    values = metrics.get_metric(reset=True)
+    assert set(values) == {"transition_accuracy", "tree_accuracy", "valid_tree_rate"}
+    assert values["tree_accuracy"] == 1.0
 
 
 def test_bracket_f1_averages_over_sentences_with_inner_constituents():
