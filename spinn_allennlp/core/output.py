@@ -76,6 +76,9 @@ class SpinnOutput:
     # weighted by the softmax of the scores.
     beam_scores: Optional[torch.Tensor] = None
     beam_transitions: Optional[torch.Tensor] = None
+    # Shape: (B, K, D). The K parses' roots, when the beam mixes predictions (a model
+    # classifies each and mixes the results with the scores' softmax).
+    beam_roots: Optional[torch.Tensor] = None
 
     def split(self, sizes: Sequence[int]) -> List["SpinnOutput"]:
         """The outputs of consecutive groups of ``sizes`` sentences (e.g. premises, then
@@ -110,6 +113,7 @@ class SpinnOutput:
                         if self.beam_transitions is None
                         else self.beam_transitions[rows, :, :steps]
                     ),
+                    beam_roots=None if self.beam_roots is None else self.beam_roots[rows],
                 )
             )
         return outputs

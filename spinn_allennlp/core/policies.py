@@ -322,6 +322,14 @@ class BeamMixture(TransitionPolicy):
     stacks of different depths cannot be averaged, so here the slot follows its best
     candidate's stack.) Forward values change: the last slot scores less than its best.
 
+    ``mix``: what the softmax over the scores weighs. ``"roots"`` (BT-Cell's): the sentence
+    vector is the mixture of the roots. ``"predictions"``: the output also carries every root
+    (``SpinnOutput.beam_roots``), and a model that knows (``spinn_classifier``) classifies
+    each tree's root on its own and mixes the predictions, p(y) = sum_k w_k p(y | tree_k): the
+    marginal likelihood of the label over the beam's trees, whose gradient weighs each tree by
+    how well it alone explains the label (a model that does not know reads the roots'
+    mixture, as with ``"roots"``).
+
     Types: the type classifier's most probable. ``scores``: each row's score so far (sorted
     rows), carrying gradients; ``history``: per step, the logits read and the rows continued,
     from which :meth:`path_logits` recovers the logits along each final row's path."""
@@ -332,13 +340,18 @@ class BeamMixture(TransitionPolicy):
     learns_from_task = True
     replayable = False
 
-    def __init__(self, width: int, soft_top_k: bool = False) -> None:
+    MIXES = ("roots", "predictions")
+
+    def __init__(self, width: int, soft_top_k: bool = False, mix: str = "roots") -> None:
         if width < 1:
             raise ValueError(f"beam_mixture's width must be at least 1, got {width}")
         if soft_top_k and width < 2:
             raise ValueError("beam_mixture's soft_top_k needs a width of at least 2")
+        if mix not in self.MIXES:
+            raise ValueError(f"beam_mixture's mix must be one of {self.MIXES}, got {mix!r}")
         self.width = width
         self.soft_top_k = soft_top_k
+        self.mix = mix
         self.scores: Optional[torch.Tensor] = None
         self.history: List[Tuple[torch.Tensor, torch.Tensor]] = []
 
@@ -379,7 +392,8 @@ class BeamMixture(TransitionPolicy):
 
     def __repr__(self) -> str:
         soft = ", soft_top_k=True" if self.soft_top_k else ""
-        return f"BeamMixture(width={self.width}{soft})"
+        mix = ", mix='predictions'" if self.mix == "predictions" else ""
+        return f"BeamMixture(width={self.width}{soft}{mix})"
 
 
 def _one_soft_top_k(candidates: torch.Tensor, width: int) -> Tuple[torch.Tensor, torch.Tensor]:

@@ -580,7 +580,11 @@ class SpinnEncoder(TreeEncoder):
             policy=Given(),
         ).sentence.view(batch_size, width, -1)
         weights = torch.softmax(parsed.beam_scores, dim=1).to(roots.dtype)
-        return dataclasses.replace(parsed, sentence=(weights.unsqueeze(2) * roots).sum(dim=1))
+        return dataclasses.replace(
+            parsed,
+            sentence=(weights.unsqueeze(2) * roots).sum(dim=1),
+            beam_roots=roots if parsed.beam_roots is not None else None,
+        )
 
     def _autocast(self, device: torch.device):
         dtype = MIXED_PRECISION[self.mixed_precision]

@@ -235,7 +235,7 @@ def test_soft_top_k_equals_the_hard_cut_when_nothing_is_dropped_and_differs_when
     torch.testing.assert_close(soft.sentence, hard.sentence, atol=1e-12, rtol=0)
     narrow_hard = model(inputs, mask, policy=BeamMixture(3))
     narrow_soft = model(inputs, mask, policy=BeamMixture(3, soft_top_k=True))
-    assert float((narrow_soft.sentence - narrow_hard.sentence).abs().max()) > 1e-6
+    assert float((narrow_soft.sentence - narrow_hard.sentence).detach().abs().max()) > 1e-6
     # The soft slot scores the softmax-weighted mean of what the hard cut drops: no more than
     # the best of it, which is what the hard beam's last slot keeps.
     assert float(narrow_soft.beam_scores[0, -1]) <= float(narrow_hard.beam_scores[0, -1]) + 1e-12
@@ -273,3 +273,17 @@ def test_a_width_below_one_is_refused():
         BeamMixture(0)
     with pytest.raises(ValueError, match="soft_top_k needs a width of at least 2"):
         BeamMixture(1, soft_top_k=True)
+
+
+def test_mixing_predictions_reports_every_root_and_the_same_roots_mixture():
+    model = parser_model(11)
+    inputs, mask, _ = make_batch([5, 2, 4], 5, random.Random(11), "cpu", torch.float64)
+    roots = model(inputs, mask, policy=BeamMixture(3))
+    predictions = model(inputs, mask, policy=BeamMixture(3, mix="predictions"))
+    assert roots.beam_roots is None and predictions.beam_roots.shape == (3, 3, 4)
+    torch.testing.assert_close(predictions.sentence, roots.sentence, atol=1e-12, rtol=0)
+    weights = torch.softmax(predictions.beam_scores, dim=1)
+    mixture = (weights.unsqueeze(2) * predictions.beam_roots).sum(dim=1)
+    torch.testing.assert_close(mixture, predictions.sentence, atol=1e-12, rtol=0)
+    with pytest.raises(ValueError, match="mix must be one of"):
+        BeamMixture(3, mix="losses")

@@ -114,3 +114,50 @@ def test_a_bad_width_is_refused_naming_the_setting():
             predict_transitions=True,
             training_policy={"type": "beam_mixture", "width": 0},
         )
+
+
+def test_spinn_classifier_mixes_the_predictions_of_a_beam_that_mixes_predictions():
+    """With `mix: "predictions"` the classifier's probabilities are sum_k w_k p(y | tree_k),
+    each tree's root classified alone (float64, against the trees enumerated at a width
+    holding every tree: the expectation of the prediction under the parser)."""
+    from allennlp.data import Batch, DatasetReader
+    from allennlp.models import Model
+
+    from spinn_allennlp.testing.configs import (
+        LISTOPS_SAMPLE,
+        as_json,
+        listops_config,
+        listops_small_overrides,
+    )
+
+    overrides = listops_small_overrides(
+        "spinn_beam",
+        **{
+            "model.encoder.training_policy.mix": "predictions",
+            "model.encoder.training_policy.width": 14,
+        },
+    )
+    params = Params.from_file(str(listops_config("spinn_beam")), as_json(overrides))
+    reader = DatasetReader.from_params(params.pop("dataset_reader"))
+    every = list(reader.read(str(LISTOPS_SAMPLE)))
+    instances = [i for i in every if len(i["tokens"]) == 5][:1]
+    assert instances
+    vocab = Vocabulary.from_instances(every)  # every label: a distribution to mix
+    torch.manual_seed(3)
+    model = Model.from_params(vocab=vocab, params=params.pop("model")).double().train()
+    batch = Batch(instances)
+    batch.index_instances(vocab)
+    tensors = batch.as_tensor_dict()
+    output = model(**tensors)
+    encoder = model._encoder
+    embedded = model._embedder(tensors["tokens"]).double()
+    mask = torch.ones(1, 5, dtype=torch.bool)
+    expected = torch.zeros(output["probs"].shape[1], dtype=torch.float64)
+    for tree in all_trees(5):
+        p = math.exp(tree_log_prob(encoder.spinn, embedded, mask, tree))
+        root = encoder.spinn(embedded, mask, torch.tensor([tree]), policy=Given()).sentence
+        expected = expected + p * torch.softmax(model._output_layer(model._mlp(root))[0], dim=-1)
+    torch.testing.assert_close(output["probs"][0], expected, atol=1e-10, rtol=0)
+    output["loss"].backward()
+    classifier = encoder.spinn.tracker.transition_classifier
+    assert float(classifier.weight.grad.abs().max()) > 0

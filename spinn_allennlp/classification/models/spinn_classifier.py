@@ -146,6 +146,21 @@ class SpinnClassifier(Model):
                 policy=policy,
                 parser_tokens=repeat_rows(parser_tokens, copies),
             )
+            tree = encoding.tree
+            if tree is not None and tree.beam_roots is not None and tree.beam_scores is not None:
+                # A beam that mixes predictions: each tree's root classified alone, the label
+                # distributions mixed by the beam's weights; the log of the mixture serves as
+                # logits (its softmax is the mixture).
+                # Shape: (batch_size, width, num_labels)
+                roots = tree.beam_roots
+                per_tree = self._output_layer(self._mlp(roots.flatten(0, 1))).view(
+                    roots.size(0), roots.size(1), -1
+                )
+                log_weights = torch.log_softmax(tree.beam_scores, dim=1).to(per_tree.dtype)
+                mixed = torch.logsumexp(
+                    log_weights.unsqueeze(2) + torch.log_softmax(per_tree, dim=2), dim=1
+                )
+                return mixed, [tree]
             # Shape: (batch_size, num_labels)
             return self._output_layer(self._mlp(encoding.sentence)), [encoding.tree]
 

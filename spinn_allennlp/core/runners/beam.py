@@ -126,4 +126,5 @@ def run_beam_mixture(
         beam_log_probs=scores[:, 0],
         beam_scores=scores,
         beam_transitions=searched.transitions.view(scores.size(0), width, -1),
+        beam_roots=roots if beam.mix == "predictions" else None,
     )
