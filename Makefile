@@ -20,7 +20,7 @@ format: setup
 	$(VENV)/bin/ruff format $(LINTED)
 
 test: lint
-	$(PY) -m pytest tests -q -p no:cacheprovider -m "not robustness"
+	$(PY) -m pytest tests -q -p no:cacheprovider -m "not robustness" -n auto --dist loadfile
 
 # The slow end-to-end checks (docs/robustness.md): `allennlp predict` on a hostile file,
 # recovery after SIGKILL, the wheel installed in a fresh venv and used from elsewhere.

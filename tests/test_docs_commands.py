@@ -13,9 +13,12 @@ from pathlib import Path
 from typing import Any, Dict, List, Tuple
 
 import pytest
+import torch
 from allennlp.predictors import Predictor
 
 import spinn_allennlp.plugin  # noqa: F401  (registers the predictors)
+from spinn_allennlp.core.spinn import Spinn
+from spinn_allennlp.core.transitions import REDUCE, SHIFT
 from spinn_allennlp.testing import PROJECT_ROOT
 
 RESULTS_PAGES = sorted((PROJECT_ROOT / "results").glob("*/README.md"))
@@ -306,11 +309,6 @@ def _python_blocks(path: Path) -> List[str]:
 def test_the_design_page_s_policy_example_runs_as_written():
     """docs/design.md's policy of a few lines runs as it stands, its imports included (a reader
     copies it whole), and composes the left-branching tree of every sentence."""
-    import torch
-
-    from spinn_allennlp.core.spinn import Spinn
-    from spinn_allennlp.core.transitions import REDUCE, SHIFT
-
     blocks = [b for b in _python_blocks(PROJECT_ROOT / "docs" / "design.md") if "class " in b]
     assert blocks
     namespace: Dict[str, Any] = {}

@@ -35,6 +35,7 @@ SOURCE_DESCRIPTIONS = {
     "soft": "the model's soft stack (the tree its parser prefers)",
     "sampled": "the model's parser, sampled (latent-tree training)",
     "straight_through": "the model's parser, Gumbel-sampled (latent-tree training)",
+    "beam": "the most probable tree of the model's beam (beam training)",
     "balanced default tree": "the encoder's balanced default tree (no parser, no tree source)",
     "balanced": "tree source: balanced",
     "left_branching": "tree source: left-branching",

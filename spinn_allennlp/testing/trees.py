@@ -2,11 +2,20 @@
 
 import random
 from dataclasses import dataclass
-from typing import List, Optional, Sequence, Tuple, Union
+from typing import Iterator, List, Optional, Sequence, Tuple, Union
 
 import torch
 
-from spinn_allennlp.core.transitions import PAD, Tree, fold, tree_to_transitions
+from spinn_allennlp.core.output import GIVEN
+from spinn_allennlp.core.spinn import Spinn
+from spinn_allennlp.core.transitions import (
+    PAD,
+    REDUCE,
+    SHIFT,
+    Tree,
+    fold,
+    tree_to_transitions,
+)
 
 
 def random_tree(words: Sequence[str], rng: random.Random) -> Tree:
@@ -121,3 +130,33 @@ def random_heads(num_words: int, rng: random.Random) -> List[int]:
     for joined, word in enumerate(order[1:], start=1):
         heads[word] = order[rng.randrange(joined)]
     return heads
+
+
+def all_trees(num_words: int) -> Iterator[List[int]]:
+    """Every binary tree over ``num_words`` words, as transitions."""
+
+    def extend(prefix: List[int], depth: int, shifted: int) -> Iterator[List[int]]:
+        if shifted == num_words and depth == 1:
+            yield prefix
+            return
+        if shifted < num_words:
+            yield from extend(prefix + [SHIFT], depth + 1, shifted + 1)
+        if depth >= 2:
+            yield from extend(prefix + [REDUCE], depth - 1, shifted)
+
+    return extend([], 0, 0)
+
+
+def tree_log_prob(model: Spinn, inputs, mask, tree: List[int]) -> float:
+    """log p(tree) under the parser: the legal moves' log-softmax along the tree, a forced
+    move counting 0, from the logits of a pass that follows the tree."""
+    with torch.no_grad():
+        given = model(inputs, mask, torch.tensor([tree]), mode=GIVEN)
+    num_words = int(mask.sum())
+    total, depth, shifted = 0.0, 0, 0
+    for t, action in enumerate(tree):
+        if shifted < num_words and depth >= 2:
+            total += float(torch.log_softmax(given.transition_logits[0, t], dim=-1)[action])
+        depth += 1 if action == SHIFT else -1
+        shifted += action == SHIFT
+    return total

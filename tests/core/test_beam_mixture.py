@@ -28,7 +28,7 @@ from spinn_allennlp.core.policies import (
 from spinn_allennlp.core.spinn import Spinn
 from spinn_allennlp.core.transitions import PAD
 from spinn_allennlp.testing import make_batch
-from tests.core.test_beam_search import all_trees, tree_log_prob
+from spinn_allennlp.testing.trees import all_trees, tree_log_prob
 
 # The parser reading the composition's nodes (the tracker feeding the composition, or parsing
 # only), with the parts a beam carries from row to row.

@@ -5,7 +5,7 @@ batch gives what each sentence alone gives; trees are valid at every length."""
 
 import math
 import random
-from typing import Iterator, List
+from typing import List
 
 import pytest
 import torch
@@ -14,8 +14,9 @@ from spinn_allennlp.core import transitions as tr
 from spinn_allennlp.core.output import GIVEN, Mode
 from spinn_allennlp.core.policies import BeamSearch, Greedy
 from spinn_allennlp.core.spinn import Spinn
-from spinn_allennlp.core.transitions import PAD, REDUCE, SHIFT
+from spinn_allennlp.core.transitions import PAD
 from spinn_allennlp.testing import make_batch
+from spinn_allennlp.testing.trees import all_trees, tree_log_prob
 
 # The parts a beam has to carry from row to row: the tracker's state (every parser), the
 # stack summaries' pointers, the REDUCE types of the history.
@@ -36,36 +37,6 @@ def parser_model(seed: int, **options) -> Spinn:
         for parameter in model.tracker.parameters():
             parameter.normal_(0.0, 1.0)
     return model.eval()
-
-
-def all_trees(num_words: int) -> Iterator[List[int]]:
-    """Every binary tree over ``num_words`` words, as transitions."""
-
-    def extend(prefix: List[int], depth: int, shifted: int) -> Iterator[List[int]]:
-        if shifted == num_words and depth == 1:
-            yield prefix
-            return
-        if shifted < num_words:
-            yield from extend(prefix + [SHIFT], depth + 1, shifted + 1)
-        if depth >= 2:
-            yield from extend(prefix + [REDUCE], depth - 1, shifted)
-
-    return extend([], 0, 0)
-
-
-def tree_log_prob(model: Spinn, inputs, mask, tree: List[int]) -> float:
-    """log p(tree) under the parser: the legal moves' log-softmax along the tree, a forced
-    move counting 0, from the logits of a pass that follows the tree."""
-    with torch.no_grad():
-        given = model(inputs, mask, torch.tensor([tree]), mode=GIVEN)
-    num_words = int(mask.sum())
-    total, depth, shifted = 0.0, 0, 0
-    for t, action in enumerate(tree):
-        if shifted < num_words and depth >= 2:
-            total += float(torch.log_softmax(given.transition_logits[0, t], dim=-1)[action])
-        depth += 1 if action == SHIFT else -1
-        shifted += action == SHIFT
-    return total
 
 
 def steps_of(row: torch.Tensor) -> List[int]:

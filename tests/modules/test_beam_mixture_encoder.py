@@ -11,7 +11,8 @@ import random
 import pytest
 import torch
 from allennlp.common import Params
-from allennlp.data import Vocabulary
+from allennlp.data import Batch, DatasetReader, Vocabulary
+from allennlp.models import Model
 from allennlp.modules.seq2vec_encoders import Seq2VecEncoder
 
 from spinn_allennlp.core.output import GIVEN, Mode
@@ -19,7 +20,13 @@ from spinn_allennlp.core.policies import Given
 from spinn_allennlp.modules.own_parser import OwnParser
 from spinn_allennlp.modules.spinn_encoder import SpinnEncoder
 from spinn_allennlp.testing import make_batch
-from tests.core.test_beam_search import all_trees, tree_log_prob
+from spinn_allennlp.testing.configs import (
+    LISTOPS_SAMPLE,
+    as_json,
+    listops_config,
+    listops_small_overrides,
+)
+from spinn_allennlp.testing.trees import all_trees, tree_log_prob
 
 
 def catalan(n: int) -> int:
@@ -120,16 +127,6 @@ def test_spinn_classifier_mixes_the_predictions_of_a_beam_that_mixes_predictions
     """With `mix: "predictions"` the classifier's probabilities are sum_k w_k p(y | tree_k),
     each tree's root classified alone (float64, against the trees enumerated at a width
     holding every tree: the expectation of the prediction under the parser)."""
-    from allennlp.data import Batch, DatasetReader
-    from allennlp.models import Model
-
-    from spinn_allennlp.testing.configs import (
-        LISTOPS_SAMPLE,
-        as_json,
-        listops_config,
-        listops_small_overrides,
-    )
-
     overrides = listops_small_overrides(
         "spinn_beam",
         **{

@@ -7,6 +7,7 @@ import pytest
 import torch
 from allennlp.modules.seq2vec_encoders import LstmSeq2VecEncoder
 
+from spinn_allennlp.core.output import Mode
 from spinn_allennlp.core.transitions import PAD
 from spinn_allennlp.data.tree_sources import GoldTrees
 from spinn_allennlp.modules import ChildSumTreeLSTMEncoder, SpinnEncoder
@@ -156,8 +157,6 @@ def test_stack_batches_pads_stacks_and_cuts_back():
 def test_transitions_sources_are_plain_strings_whatever_the_mode():
     """A full SPINN's source was a `Mode` (a str subclass) and every other one a str: JSON
     and `==` never told them apart, a Python user's `type()` did."""
-    from spinn_allennlp.core.output import Mode
-    from spinn_allennlp.modules.tree_encoder import transitions_source
 
     for mode in (Mode.PREDICTED, Mode.SAMPLED, Mode.BEAM, "given"):
         for source in transitions_source(mode, True, None, 2, has_parser=True):

@@ -97,12 +97,25 @@ def test_embedding_and_encoder_sizes_must_match():
 
 
 def test_readable_trees_in_the_papers_fixed_length_mode():
-    """crop_pad_length: gold trees sit on left padding; a parser may also parse the padding."""
-    model, _ = model_and_batch("spinn_pi_nt")
+    """crop_pad_length: gold trees sit on left padding, a stack of trees whose top one is the
+    sentence's. The policy Given(left_padded=True) composes it; without it the forest is refused
+    (it is also what a gold tree missing REDUCEs looks like)."""
     reader = SnliTransitionsReader(crop_pad_length=25)
     instances = list(reader.read(SNLI_SAMPLE))[:4]
+    vocab = Vocabulary.from_instances(SnliTransitionsReader().read(SNLI_SAMPLE))
+    left_padded = {"type": "given", "left_padded": True}
+
+    def model_with(**encoder):
+        settings = {f"model.encoder.{key}": value for key, value in encoder.items()}
+        overrides = snli_small_overrides("spinn_pi_nt", **settings)
+        params = Params.from_file(str(snli_config("spinn_pi_nt")), as_json(overrides))
+        return Model.from_params(vocab=vocab, params=params["model"]).eval()
+
     batch = Batch(instances)
-    batch.index_instances(model.vocab)
+    batch.index_instances(vocab)
+    with pytest.raises(ValueError, match=r"left_padded=True"):
+        model_with()(**batch.as_tensor_dict())
+    model = model_with(training_policy=left_padded, evaluation_policy=left_padded)
     output = model.make_output_human_readable(model(**batch.as_tensor_dict()))
     for tree, meta in zip(output["premise_tree"], output["metadata"]):
         words = [t for t in meta["premise_tokens"] if t != LEFT_PAD_TOKEN]
