@@ -2,7 +2,7 @@
 VENV ?= .venv
 PY := $(VENV)/bin/python
 SERIALIZATION_DIR ?= out/spinn
-LINTED := spinn_allennlp tests benchmarks scripts setup.py
+LINTED := spinn_allennlp spinn_core tools tests benchmarks scripts setup.py
 
 .PHONY: setup lint format test robustness train benchmark benchmark-snli torch-only plain-data
 
@@ -13,7 +13,7 @@ setup:
 lint: setup
 	$(VENV)/bin/ruff check $(LINTED)
 	$(VENV)/bin/ruff format --check $(LINTED)
-	$(VENV)/bin/mypy spinn_allennlp
+	$(VENV)/bin/mypy spinn_allennlp spinn_core tools
 
 format: setup
 	$(VENV)/bin/ruff check --fix $(LINTED)

@@ -35,17 +35,21 @@ setup(
     description="SPINN (Stack-augmented Parser-Interpreter Neural Network) for AllenNLP",
     long_description=(ROOT / "README.md").read_text(encoding="utf-8"),
     long_description_content_type="text/markdown",
-    packages=find_packages(include=["spinn_allennlp", "spinn_allennlp.*"]),
+    # The AllenNLP plugin and the SPINN core it builds on (spinn_core: torch alone).
+    packages=find_packages(
+        include=["spinn_allennlp", "spinn_allennlp.*", "spinn_core", "spinn_core.*"]
+    ),
     # The part-of-speech lexicon of the head rules (spinn_allennlp/data/head_rules.py).
     package_data={"spinn_allennlp.data": ["resources/*.tsv"]},
     python_requires=">=3.8",
     # The direct run-time requirements. allennlp 2.10.1's own pins do not resolve on
     # Python 3.11 / torch 2.x: install the tested set, requirements/lock.txt, with
     # `pip install --no-deps` (see README).
-    install_requires=["allennlp==2.10.1", "torch>=1.10", "benepar==0.2.0"],
+    install_requires=["allennlp==2.10.1", "torch>=1.10"],
     # allennlp-models, whose readers, models and configs run with "type": "spinn"
     # (docs/your_own_model.md). Locked in requirements/models-lock.txt, which `make setup` installs.
-    extras_require={"models": ["allennlp-models==2.10.1"]},
+    # benepar: only the "benepar" tree source needs it (imported when that source first parses).
+    extras_require={"models": ["allennlp-models==2.10.1"], "benepar": ["benepar==0.2.0"]},
     # The demo page (spinn_allennlp/demo): `spinn-demo out/spinn/model.tar.gz`.
     entry_points={"console_scripts": ["spinn-demo=spinn_allennlp.demo.server:main"]},
     license="Apache-2.0",

@@ -20,18 +20,18 @@ import torch
 from torch import nn
 from torch.nn.utils.rnn import pack_padded_sequence
 
-from spinn_allennlp.core.graphs import GraphedPasses
-from spinn_allennlp.core.output import SpinnOutput
-from spinn_allennlp.core.policies import policy_for_mode
-from spinn_allennlp.core.runners import run_levelwise
-from spinn_allennlp.core.spinn import Spinn
-from spinn_allennlp.core.transitions import REDUCE, SHIFT
-from spinn_allennlp.testing import (
+from spinn_core.graphs import GraphedPasses
+from spinn_core.output import SpinnOutput
+from spinn_core.policies import policy_for_mode
+from spinn_core.runners import run_levelwise
+from spinn_core.spinn import Spinn
+from spinn_core.testing import (
     TreeBatch,
     random_tree_batch,
     recursive_encode,
     saved_for_backward_bytes,
 )
+from spinn_core.transitions import REDUCE, SHIFT
 
 # Tracking sizes of the paper's 300D models (Table 1 / appendix): SPINN-PI 61, full SPINN 79.
 PI_TRACKING_DIM = 61

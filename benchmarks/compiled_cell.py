@@ -20,9 +20,9 @@ import time
 
 import torch
 
-import spinn_allennlp.core.cells as cells
-from spinn_allennlp.core.spinn import Spinn
-from spinn_allennlp.testing import make_batch
+import spinn_core.cells as cells
+from spinn_core.spinn import Spinn
+from spinn_core.testing import make_batch
 
 
 def cell(gates: torch.Tensor, c_children: torch.Tensor, size: int) -> torch.Tensor:

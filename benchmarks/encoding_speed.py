@@ -54,7 +54,7 @@ from common import (  # noqa: E402
     write_results,
 )
 
-from spinn_allennlp.core.spinn import Spinn  # noqa: E402
+from spinn_core.spinn import Spinn  # noqa: E402
 
 ROWS = [
     PI_NT,

@@ -116,10 +116,10 @@ fi
 # 3. The memory CUDA graphs hold (an SNLI-sized SPINN, buckets of 64 sentences).
 run graph_memory 60 "$PYTHON" - "$DEVICE" "$RESULTS/graph_memory.json" <<'EOF'
 import json, random, sys, torch
-from spinn_allennlp.core.graphs import GraphedPasses
-from spinn_allennlp.core.policies import Given, Greedy
-from spinn_allennlp.core.spinn import Spinn
-from spinn_allennlp.testing import make_batch
+from spinn_core.graphs import GraphedPasses
+from spinn_core.policies import Given, Greedy
+from spinn_core.spinn import Spinn
+from spinn_core.testing import make_batch
 device, path = sys.argv[1], sys.argv[2]
 cuda = device == "cuda"
 torch.manual_seed(0)

@@ -52,7 +52,7 @@ from common import (  # noqa: E402
 from snli_training_speed import training_step  # noqa: E402
 
 import spinn_allennlp.plugin  # noqa: E402,F401  (registers the configs' components)
-from spinn_allennlp.testing import CONFIGS_ROOT, PROJECT_ROOT  # noqa: E402
+from spinn_core.testing import CONFIGS_ROOT, PROJECT_ROOT  # noqa: E402
 
 NAMES = {
     "spinn_pi_nt": "gold trees (SPINN-PI-NT, level-wise)",

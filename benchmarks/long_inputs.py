@@ -48,8 +48,8 @@ from common import (  # noqa: E402
     write_results,
 )
 
-from spinn_allennlp.core.spinn import Spinn  # noqa: E402
-from spinn_allennlp.core.transitions import PAD, right_branching_transitions  # noqa: E402
+from spinn_core.spinn import Spinn  # noqa: E402
+from spinn_core.transitions import PAD, right_branching_transitions  # noqa: E402
 
 SPINN_GOLD = "SPINN, gold transitions"
 SPINN_OWN = "SPINN, own parser"

@@ -22,9 +22,9 @@ import torch
 from torch.utils._python_dispatch import TorchDispatchMode
 from torch.utils.flop_counter import FlopCounterMode
 
-from spinn_allennlp.core.spinn import Spinn
-from spinn_allennlp.core.supervision import transition_loss
-from spinn_allennlp.testing import make_batch
+from spinn_core.spinn import Spinn
+from spinn_core.supervision import transition_loss
+from spinn_core.testing import make_batch
 
 # name -> (tracking_dim, predict_transitions, levelwise)
 VARIANTS = {

@@ -52,9 +52,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from common import benchmark_batch, environment, median, random_lengths, time_interleaved  # noqa: E402
 
-from spinn_allennlp.core.runners import run_levelwise  # noqa: E402
-from spinn_allennlp.core.spinn import Spinn  # noqa: E402
-from spinn_allennlp.core.transitions import REDUCE, SHIFT  # noqa: E402
+from spinn_core.runners import run_levelwise  # noqa: E402
+from spinn_core.spinn import Spinn  # noqa: E402
+from spinn_core.transitions import REDUCE, SHIFT  # noqa: E402
 
 # (file, old, new): the changes today's torch needs, applied to the source before loading.
 PATCHES = {

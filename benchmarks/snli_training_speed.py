@@ -51,7 +51,7 @@ from common import (  # noqa: E402
 )
 
 import spinn_allennlp.plugin  # noqa: E402,F401  (registers the configs' components)
-from spinn_allennlp.testing import CONFIGS_ROOT, PROJECT_ROOT  # noqa: E402
+from spinn_core.testing import CONFIGS_ROOT, PROJECT_ROOT  # noqa: E402
 
 NAMES = {
     "lstm": "LSTM RNN",

@@ -36,7 +36,7 @@ from common import environment, markdown_table  # noqa: E402
 
 from spinn_allennlp import plugin  # noqa: E402, F401  (registers the SST components)
 from spinn_allennlp.classification.dataset_readers import SstTreesReader  # noqa: E402
-from spinn_allennlp.testing import CONFIGS_ROOT  # noqa: E402
+from spinn_core.testing import CONFIGS_ROOT  # noqa: E402
 
 NAMES = {
     "spinn_pi_nt": "SPINN-PI-NT (level-wise) = constituency Tree-LSTM",

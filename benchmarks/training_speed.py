@@ -56,7 +56,7 @@ from common import (  # noqa: E402
     write_results,
 )
 
-from spinn_allennlp.core.transitions import PAD  # noqa: E402
+from spinn_core.transitions import PAD  # noqa: E402
 
 SPEED_ROWS = [LSTM, PI_NT, PI_NT_LEVELWISE, PI, SPINN_FULL, SPINN_SAMPLED]
 MEMORY_ROWS = SPEED_ROWS + [NAIVE_STACK]

@@ -6,14 +6,20 @@ in a headless Chromium, submits and saves the page as PNG.
 """
 
 import argparse
+import sys
 import threading
+from pathlib import Path
 
 from selenium.webdriver.common.by import By
 from selenium.webdriver.support import expected_conditions
 from selenium.webdriver.support.ui import WebDriverWait
 
 from spinn_allennlp.demo.server import build_server
-from spinn_allennlp.testing.browser import headless_chromium
+
+# The repository root on the path: the lab code in tools/ is not part of the installed package.
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from tools.testing.browser import headless_chromium  # noqa: E402
 
 
 def main() -> None:

@@ -18,8 +18,8 @@ import re
 from pathlib import Path
 from typing import Dict, List, Tuple
 
-from spinn_allennlp.core.transitions import bracket_f1, parse_to_transitions
 from spinn_allennlp.demo.render import FONT_SIZE, tree_svg
+from spinn_core.transitions import bracket_f1, parse_to_transitions
 
 GAP = 16
 CAPTION = FONT_SIZE + 6

@@ -12,7 +12,7 @@ The tables and their JSON (not the trees) are kept in results/parsing/, whose re
 1. **Parse quality**: every sentence of the labelled SNLI test pairs (premise and hypothesis;
    the words of its binary parse) gets a tree from each source (the full SPINN's parser, our
    benepar model, balanced, left- and right-branching; gold itself as a check), compared with
-   the gold binary parse (``spinn_allennlp/data/parse_quality.py`` states the conventions).
+   the gold binary parse (``tools/parse_quality.py`` states the conventions).
    Writes ``parse_quality.json`` / ``.md``, and the trees, ``trees/<source>.jsonl``.
 2. **Downstream** (``--downstream``): each archive evaluated on the test pairs with the trees
    of each source put in place of the binary parses (same words, another tree). Writes
@@ -50,16 +50,20 @@ from allennlp.models.archival import load_archive
 from allennlp.training.util import evaluate
 
 import spinn_allennlp.plugin  # noqa: F401  (registers the plugin's classes)
-from spinn_allennlp.core.transitions import (
+from spinn_allennlp.data.binarization import FACTORINGS, binarize
+from spinn_allennlp.data.labeled_trees import binary_tree_steps, parse_labeled_tree
+
+# The repository root on the path: the lab code in tools/ is not part of the installed package.
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from spinn_allennlp.data.tree_sources import TreeSource, TreeSourceError
+from spinn_allennlp.data.tree_sources.benepar_trees import DEFAULT_MODEL
+from spinn_core.transitions import (
     parse_to_transitions,
     transitions_to_string,
     tree_to_string,
 )
-from spinn_allennlp.data.binarization import FACTORINGS, binarize
-from spinn_allennlp.data.labeled_trees import binary_tree_steps, parse_labeled_tree
-from spinn_allennlp.data.parse_quality import ParseQuality
-from spinn_allennlp.data.tree_sources import TreeSource, TreeSourceError
-from spinn_allennlp.data.tree_sources.benepar_trees import DEFAULT_MODEL
+from tools.parse_quality import ParseQuality  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 SIDES = (("sentence1", "sentence1_binary_parse"), ("sentence2", "sentence2_binary_parse"))

@@ -19,7 +19,11 @@ import sys
 import tempfile
 from pathlib import Path
 
-from spinn_allennlp.testing.configs import (
+# The repository root on the path: the lab code in tools/ is not part of the installed package.
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from spinn_core.testing.paths import FIXTURES_ROOT
+from tools.testing.configs import (  # noqa: E402
     LISTOPS_SAMPLE,
     SNLI_SAMPLE,
     attention_small_overrides,
@@ -28,7 +32,6 @@ from spinn_allennlp.testing.configs import (
     snli_config,
     snli_small_overrides,
 )
-from spinn_allennlp.testing.paths import FIXTURES_ROOT
 
 RAW_PAIRS = FIXTURES_ROOT / "pair_classification" / "snli" / "raw_pairs.jsonl"
 TWO_EPOCHS = {"trainer.num_epochs": 2, "random_seed": 1, "numpy_seed": 1, "pytorch_seed": 1}

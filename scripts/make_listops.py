@@ -1,5 +1,5 @@
 """Writes ListOps training and development data from our generator (the published test set is
-the only ListOps file at hand; see spinn_allennlp/classification/listops.py for the process and
+the only ListOps file at hand; see tools/listops_generator.py for the process and
 tests/classification/test_listops.py for the check against the test file's statistics).
 
     .venv/bin/python scripts/make_listops.py [--train 85000] [--dev 5000] [--seed 20180601]
@@ -12,14 +12,14 @@ the test file. Deterministic for a seed; ~10 s.
 
 import argparse
 import gzip
+import sys
 from pathlib import Path
 
-from spinn_allennlp.classification.listops import (
-    format_line,
-    generate_dataset,
-    read_lines,
-    tokens,
-)
+from spinn_allennlp.classification.listops import format_line, read_lines, tokens
+
+# The repository root on the path: the lab code in tools/ is not part of the installed package.
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from tools.listops_generator import generate_dataset  # noqa: E402
 
 
 def main() -> None:

@@ -14,9 +14,14 @@ about 400 draws in a million fall in it).
 
 import argparse
 import gzip
+import sys
 from pathlib import Path
 
-from spinn_allennlp.classification.listops import format_line, length_bin_sample
+from spinn_allennlp.classification.listops import format_line
+
+# The repository root on the path: the lab code in tools/ is not part of the installed package.
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from tools.listops_generator import length_bin_sample  # noqa: E402
 
 BINS = ((200, 300), (500, 600), (900, 1000))
 COUNT = 2000

@@ -51,10 +51,10 @@ from allennlp.data.dataset_readers import DatasetReader
 from allennlp.models import Model
 from allennlp.nn import util
 
-from spinn_allennlp.core import transitions as tr
-from spinn_allennlp.core.policies import Given, Greedy, Sampled, TransitionPolicy
 from spinn_allennlp.modules.tree_encoder import encode, parser_reads_token_ids
 from spinn_allennlp.testing import pad_batch
+from spinn_core import transitions as tr
+from spinn_core.policies import Given, Greedy, Sampled, TransitionPolicy
 
 DEV = "data/listops/generated/dev_d20s.tsv"
 TRAIN = "data/listops/generated/train_d20s.tsv"

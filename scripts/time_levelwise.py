@@ -17,12 +17,12 @@ from pathlib import Path
 import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-from spinn_allennlp.core import transitions as tr  # noqa: E402
-from spinn_allennlp.core.batch import prepare_batch  # noqa: E402
-from spinn_allennlp.core.runners import run_levelwise, run_thin_stack  # noqa: E402
-from spinn_allennlp.core.runners.levelwise import plan_levels  # noqa: E402
-from spinn_allennlp.core.spinn import Spinn  # noqa: E402
 from spinn_allennlp.testing import random_transitions  # noqa: E402
+from spinn_core import transitions as tr  # noqa: E402
+from spinn_core.batch import prepare_batch  # noqa: E402
+from spinn_core.runners import run_levelwise, run_thin_stack  # noqa: E402
+from spinn_core.runners.levelwise import plan_levels  # noqa: E402
+from spinn_core.spinn import Spinn  # noqa: E402
 
 
 def batch(kind, lengths, dim, rng, device):

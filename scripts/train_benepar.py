@@ -24,7 +24,7 @@ binary parses are (head-outward, "@" labels inside). The model of results/parsin
 SST's dev and test trees are never read here (dev is for scripts/evaluate_tree_sources.py).
 
 Hyperparameters: the common ones have flags; any other ChartParser hparam or TrainSettings field
-can be given as --set KEY=VALUE (see spinn_allennlp/data/benepar_training.py).
+can be given as --set KEY=VALUE (see tools/benepar_training.py).
 """
 
 import argparse
@@ -41,8 +41,11 @@ import benepar  # noqa: F401  (its version goes into the metrics)
 import numpy as np
 import torch
 
-from spinn_allennlp.data import benepar_training as bt
+# The repository root on the path: the lab code in tools/ is not part of the installed package.
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
 from spinn_allennlp.data.binarization import unbinarize
+from tools import benepar_training as bt  # noqa: E402
 
 
 def parse_args(argv=None):

@@ -19,7 +19,7 @@ the latent trees of RL-SPINN and ST-Gumbel on SNLI inconsistent across seeds by 
 ``--gold-keys`` (SNLI's binary parses); a ``.tsv`` file (or ``.tsv.gz``) is ListOps's
 ``label<TAB>tree`` lines. Several keys (premise and hypothesis) pool their sentences.
 
-Each run is scored against gold (``spinn_allennlp/data/parse_quality.py``: corpus-level F1 over
+Each run is scored against gold (``tools/parse_quality.py``: corpus-level F1 over
 constituents of two or more words other than the whole sentence, the mean of per-sentence F1,
 exact trees) and by the share of its trees of three or more words that are exactly left- or
 right-branching, beside the balanced, left- and right-branching trees of the same sentences. A
@@ -32,17 +32,21 @@ import gzip
 import itertools
 import json
 import statistics
+import sys
 from pathlib import Path
 from typing import Dict, List, Sequence, Tuple
 
-from spinn_allennlp.core.transitions import (
+# The repository root on the path: the lab code in tools/ is not part of the installed package.
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from spinn_core.transitions import (
     FIXED_SHAPES,
     SHIFT,
     left_branching_transitions,
     parse_to_transitions,
     right_branching_transitions,
 )
-from spinn_allennlp.data.parse_quality import ParseQuality
+from tools.parse_quality import ParseQuality  # noqa: E402
 
 Tree = Tuple[List[str], List[int]]  # words, transitions
 
@@ -138,7 +142,7 @@ def table(report: Dict) -> str:
     runs = ", ".join(f"`{name}` ({Path(path).name})" for name, path in report["runs"].items())
     rows = [
         f"Trees against the gold trees of `{report['gold']}` (unlabeled brackets, "
-        "spinn_allennlp/data/parse_quality.py), written by `scripts/tree_agreement.py`; "
+        "tools/parse_quality.py), written by `scripts/tree_agreement.py`; "
         f"predictions: {runs}.",
         "",
         "| trees | sentences | bracket F1 | sentence-mean F1 | exact trees "

@@ -2,9 +2,7 @@
 
 `.allennlp_plugins` names this module, and AllenNLP imports plugins non-recursively, so it
 imports every module that registers something. (`--include-package spinn_allennlp` imports
-everything recursively and needs nothing from here.) The package imports this module only once
-AllenNLP is loaded (see `spinn_allennlp/__init__.py`), so `spinn_allennlp.core` and
-`spinn_allennlp.testing` load with torch alone.
+everything recursively and needs nothing from here.) `import spinn_allennlp` imports it.
 """
 
 from spinn_allennlp.classification import (

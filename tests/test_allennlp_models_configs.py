@@ -16,7 +16,7 @@ from allennlp.models.archival import load_archive
 
 from spinn_allennlp.modules import SpinnEncoder
 from spinn_allennlp.testing import CONFIGS_ROOT, PROJECT_ROOT
-from spinn_allennlp.testing.cli import run_allennlp_commands
+from tools.testing.cli import run_allennlp_commands
 
 CONFIGS = CONFIGS_ROOT / "allennlp_models"
 SST = CONFIGS / "basic_stanford_sentiment_treebank_spinn.jsonnet"

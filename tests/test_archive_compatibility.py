@@ -11,7 +11,7 @@ from allennlp.predictors import Predictor
 from allennlp.training.util import evaluate
 
 from spinn_allennlp.testing import FIXTURES_ROOT
-from spinn_allennlp.testing.configs import LISTOPS_SAMPLE, SNLI_SAMPLE
+from tools.testing.configs import LISTOPS_SAMPLE, SNLI_SAMPLE
 
 ARCHIVES = FIXTURES_ROOT / "archives" / "v0.2.0"
 RAW_PAIRS = FIXTURES_ROOT / "pair_classification" / "snli" / "raw_pairs.jsonl"

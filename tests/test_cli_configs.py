@@ -28,8 +28,8 @@ import torch
 
 from spinn_allennlp.dependency_warnings import startup_line
 from spinn_allennlp.testing import CONFIGS_ROOT, FIXTURES_ROOT, PROJECT_ROOT
-from spinn_allennlp.testing.cli import run_allennlp_commands
-from spinn_allennlp.testing.configs import (
+from tools.testing.cli import run_allennlp_commands
+from tools.testing.configs import (
     LISTOPS_SAMPLE,
     listops_config,
     listops_small_overrides,

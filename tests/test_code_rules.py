@@ -9,7 +9,16 @@ import pytest
 from spinn_allennlp.testing import PROJECT_ROOT
 
 PACKAGE = PROJECT_ROOT / "spinn_allennlp"
-SOURCES = [PACKAGE, PROJECT_ROOT / "tests", PROJECT_ROOT / "benchmarks", PROJECT_ROOT / "scripts"]
+CORE = PROJECT_ROOT / "spinn_core"
+LAB = PROJECT_ROOT / "tools"
+SOURCES = [
+    PACKAGE,
+    CORE,
+    LAB,
+    PROJECT_ROOT / "tests",
+    PROJECT_ROOT / "benchmarks",
+    PROJECT_ROOT / "scripts",
+]
 
 
 def python_files(*roots: Path) -> Iterator[Path]:
@@ -28,10 +37,22 @@ def imports(tree: ast.AST) -> Iterator[Tuple[ast.AST, str, str]]:
                 yield node, "." * node.level + (node.module or ""), alias.name
 
 
-@pytest.mark.parametrize("path", list(python_files(PACKAGE / "core")), ids=str)
-def test_core_does_not_import_allennlp(path):
+@pytest.mark.parametrize("path", list(python_files(CORE)), ids=str)
+def test_core_imports_neither_allennlp_nor_the_plugin(path):
+    """spinn_core is torch alone: the plugin builds on it, never the other way round."""
     for _, module, _ in imports(ast.parse(path.read_text())):
-        assert module.split(".")[0] != "allennlp", path
+        assert module.split(".")[0] not in ("allennlp", "spinn_allennlp"), (path, module)
+
+
+@pytest.mark.parametrize("path", list(python_files(PACKAGE, CORE)), ids=str)
+def test_the_installed_packages_do_not_import_the_lab(path):
+    """tools/ (benepar training, the ListOps generator, parse scoring, the suite's helpers) is
+    not in the wheel: nothing installed may need it."""
+    for _, module, _ in imports(ast.parse(path.read_text())):
+        assert module.split(".")[0] not in ("tools", "tests", "scripts", "benchmarks"), (
+            path,
+            module,
+        )
 
 
 @pytest.mark.parametrize("path", list(python_files(*SOURCES)), ids=str)
@@ -51,6 +72,8 @@ def test_no_function_level_imports_of_our_modules(path):
             for _, module, _ in imports(function):
                 assert module.split(".")[0] not in (
                     "spinn_allennlp",
+                    "spinn_core",
+                    "tools",
                     "tests",
                     "benchmarks",
                 ) and not module.startswith("."), (path, function.name, module)

@@ -17,9 +17,9 @@ import torch
 from allennlp.predictors import Predictor
 
 import spinn_allennlp.plugin  # noqa: F401  (registers the predictors)
-from spinn_allennlp.core.spinn import Spinn
-from spinn_allennlp.core.transitions import REDUCE, SHIFT
 from spinn_allennlp.testing import PROJECT_ROOT
+from spinn_core.spinn import Spinn
+from spinn_core.transitions import REDUCE, SHIFT
 
 RESULTS_PAGES = sorted((PROJECT_ROOT / "results").glob("*/README.md"))
 DOCUMENTS = [
@@ -284,7 +284,7 @@ def test_what_the_readmes_commands_write_is_git_ignored():
 
 
 README_PARSE = re.compile(
-    r"`(tokens, transitions = core\.transitions\.parse_to_transitions\(.*?\))`"
+    r"`(tokens, transitions = spinn_core\.transitions\.parse_to_transitions\(.*?\))`"
 )
 
 
@@ -293,9 +293,9 @@ def test_the_readmes_parse_to_transitions_line_runs_as_written():
     and states what they are."""
     readme = (PROJECT_ROOT / "README.md").read_text()
     match = README_PARSE.search(readme.replace("\n", " "))
-    assert match, "the README shows no `tokens, transitions = core.transitions.parse_to_...`"
+    assert match, "the README shows no `tokens, transitions = spinn_core.transitions.parse_to_...`"
     namespace: dict = {}
-    exec("from spinn_allennlp import core\n" + match.group(1), namespace)
+    exec("import spinn_core\n" + match.group(1), namespace)
     tokens, transitions = namespace["tokens"], namespace["transitions"]
     stated = f"gives `{json.dumps(tokens)}`, `{json.dumps(transitions)}`"
     assert stated in readme.replace("\n", " "), stated

@@ -6,11 +6,11 @@ import json
 
 import torch
 
-from spinn_allennlp.core.transitions import balanced_transitions
 from spinn_allennlp.data.labeled_trees import binary_tree_steps, parse_labeled_tree
-from spinn_allennlp.data.parse_quality import ParseQuality
 from spinn_allennlp.testing import FIXTURES_ROOT, load_script
-from spinn_allennlp.testing.benepar import tiny_benepar
+from spinn_core.transitions import balanced_transitions
+from tools.parse_quality import ParseQuality
+from tools.testing.benepar import tiny_benepar
 
 SNLI = FIXTURES_ROOT / "trees" / "snli_parses_sample.jsonl"
 SST = FIXTURES_ROOT / "classification" / "sst" / "sst_sample.txt"

@@ -16,13 +16,13 @@ from allennlp.data import Vocabulary
 from allennlp.models.archival import load_archive
 from allennlp.predictors import Predictor
 
-from spinn_allennlp.core.policies import Given
-from spinn_allennlp.core.spinn import Spinn
-from spinn_allennlp.core.transitions import PAD, REDUCE, SHIFT
 from spinn_allennlp.pair_classification.dataset_readers import SnliTransitionsReader
 from spinn_allennlp.testing import FIXTURES_ROOT, make_batch, pad_batch
-from spinn_allennlp.testing.cli import run_allennlp
-from spinn_allennlp.testing.hostile import HostileLine, hostile_lines, is_blank, write_hostile_file
+from spinn_core.policies import Given
+from spinn_core.spinn import Spinn
+from spinn_core.transitions import PAD, REDUCE, SHIFT
+from tools.testing.cli import run_allennlp
+from tools.testing.hostile import HostileLine, hostile_lines, is_blank, write_hostile_file
 
 ARCHIVE = FIXTURES_ROOT / "pair_classification" / "archives" / "spinn_v0.1.0.tar.gz"
 LABELS = {"entailment", "neutral", "contradiction"}

@@ -3,15 +3,17 @@ fresh virtual environment made from the lock, used from a directory outside the 
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 import time
+import zipfile
 
 import pytest
 
 from spinn_allennlp.testing import FIXTURES_ROOT, PROJECT_ROOT
-from spinn_allennlp.testing.configs import SNLI_SAMPLE, snli_small_overrides
-from spinn_allennlp.testing.hostile import RAW_PAIRS
+from tools.testing.configs import SNLI_SAMPLE, snli_small_overrides
+from tools.testing.hostile import RAW_PAIRS
 
 ARCHIVE = FIXTURES_ROOT / "pair_classification" / "archives" / "spinn_v0.1.0.tar.gz"
 # The interpreter `make setup` builds .venv from.
@@ -46,6 +48,9 @@ def installed(tmp_path_factory):
     """(venv python, a working directory outside the repository)."""
     root = tmp_path_factory.mktemp("elsewhere")
     start = time.perf_counter()
+    # setuptools never empties build/lib: files moved out of the package since an earlier build
+    # would ship again.
+    shutil.rmtree(PROJECT_ROOT / "build", ignore_errors=True)
     run(
         sys.executable,
         "-m",
@@ -80,12 +85,32 @@ def installed(tmp_path_factory):
     print(f"wheel {built - start:.1f} s, venv from the lock + wheel {installed - built:.1f} s")
     work = root / "work"
     work.mkdir()
-    return python, work
+    return python, work, wheel
+
+
+@pytest.mark.robustness
+def test_the_wheel_holds_the_plugin_and_the_core_and_none_of_the_lab(installed):
+    """The wheel: the packages spinn_allennlp and spinn_core, the warnings start-up file and
+    the metadata; the lab (tools/: benepar training, the ListOps generator, parse scoring,
+    the suite's helpers), the tests, scripts and benchmarks stay in the repository."""
+    python, work, wheel = installed
+    names = zipfile.ZipFile(wheel).namelist()
+    tops = {name.split("/")[0] for name in names if not name.split("/")[0].endswith(".dist-info")}
+    assert tops == {"spinn_allennlp", "spinn_core", "spinn_allennlp_warnings.pth"}, tops
+    lab = ("benepar_training", "parse_quality", "listops_generator", "hostile", "browser")
+    assert not [name for name in names if any(part in name for part in lab)]
+    # The core imports by its own name from the installed wheel, without AllenNLP loading.
+    script = (
+        "import sys, spinn_core, spinn_core.testing; print(spinn_core.__file__, "
+        "sorted(m for m in sys.modules if m.split('.')[0] == 'allennlp'))"
+    )
+    where = run(python, "-c", script, cwd=work).stdout
+    assert "site-packages" in where and where.strip().endswith("[]")
 
 
 @pytest.mark.robustness
 def test_the_wheel_installs_and_runs_from_elsewhere(installed):
-    python, work = installed
+    python, work, _ = installed
     # The package comes from the wheel, not this checkout.
     where = run(python, "-c", "import spinn_allennlp; print(spinn_allennlp.__file__)", cwd=work)
     assert "site-packages" in where.stdout and str(PROJECT_ROOT) not in where.stdout

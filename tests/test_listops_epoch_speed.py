@@ -8,7 +8,7 @@ import sys
 
 from spinn_allennlp.modules.policy_gradient import ParserUpdate
 from spinn_allennlp.testing import PROJECT_ROOT
-from spinn_allennlp.testing.configs import LISTOPS_SAMPLE
+from tools.testing.configs import LISTOPS_SAMPLE
 
 
 def test_the_benchmark_times_each_policy(tmp_path, monkeypatch):

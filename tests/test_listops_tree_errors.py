@@ -5,12 +5,12 @@ import statistics
 
 import pytest
 
-from spinn_allennlp.core.transitions import (
+from spinn_allennlp.testing import FIXTURES_ROOT, load_script
+from spinn_core.transitions import (
     left_branching_transitions,
     parse_to_transitions,
     transitions_to_string,
 )
-from spinn_allennlp.testing import FIXTURES_ROOT, load_script
 
 ERRORS = load_script("scripts/listops_tree_errors.py")
 SAMPLE = FIXTURES_ROOT / "classification" / "listops" / "sample.tsv"

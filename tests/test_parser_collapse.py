@@ -6,9 +6,9 @@ import math
 import torch
 from allennlp.commands.train import train_model_from_file
 
-from spinn_allennlp.core import transitions as tr
 from spinn_allennlp.testing import load_script
-from spinn_allennlp.testing.configs import (
+from spinn_core import transitions as tr
+from tools.testing.configs import (
     LISTOPS_SAMPLE,
     as_json,
     listops_config,

@@ -5,7 +5,7 @@ import json
 import pytest
 
 from spinn_allennlp.testing import FIXTURES_ROOT, PROJECT_ROOT
-from spinn_allennlp.testing.cli import run_allennlp, run_python
+from tools.testing.cli import run_allennlp, run_python
 
 
 def test_cli_test_install_finds_the_plugin(tmp_path):
@@ -67,7 +67,7 @@ def test_core_and_testing_load_without_allennlp():
     """The core, its test helpers and the benchmarks need torch alone."""
     script = (
         "import sys; sys.path.insert(0, 'benchmarks'); "
-        "import spinn_allennlp.core, spinn_allennlp.testing, common; "
+        "import spinn_core, spinn_core.testing, common; "
         "print(sorted(m for m in sys.modules if m.split('.')[0] == 'allennlp'))"
     )
     assert run_python(script, cwd=PROJECT_ROOT).strip() == "[]"
@@ -127,13 +127,13 @@ print("registered")
 @pytest.mark.parametrize(
     "imports",
     [
-        # The package first: it registers when AllenNLP loads.
-        "import spinn_allennlp\nimport allennlp",
+        "import spinn_allennlp",
         "import allennlp\nimport spinn_allennlp",
-        "import spinn_allennlp\nimport allennlp.models",  # a submodule of AllenNLP first
-        "import spinn_allennlp.core\nimport allennlp",  # torch-only use first, AllenNLP later
-        # One of our modules that imports AllenNLP itself: registers once it is complete.
+        "import allennlp.models\nimport spinn_allennlp",  # a submodule of AllenNLP first
+        "import spinn_core\nimport spinn_allennlp",  # torch-only use first, the plugin later
+        # Any one of the plugin's modules: the package's __init__ runs first.
         "from spinn_allennlp.modules import SpinnEncoder",
+        "import spinn_allennlp.dependency_warnings",
     ],
 )
 def test_one_import_registers_everything_whatever_the_order(imports):

@@ -4,12 +4,12 @@ import json
 
 import pytest
 
-from spinn_allennlp.core.transitions import (
+from spinn_allennlp.testing import FIXTURES_ROOT, PROJECT_ROOT, load_script
+from spinn_core.transitions import (
     parse_to_transitions,
     right_branching_transitions,
     transitions_to_string,
 )
-from spinn_allennlp.testing import FIXTURES_ROOT, PROJECT_ROOT, load_script
 
 SNLI = FIXTURES_ROOT / "pair_classification" / "snli" / "snli_sample.jsonl"
 GOLD_KEYS = "sentence1_binary_parse,sentence2_binary_parse"

@@ -20,7 +20,7 @@ from experiment_pipeline.tables import (
     seed_groups,
     table_rows,
 )
-from spinn_allennlp.core.transitions import FIXED_SHAPES, bracket_f1, parse_to_transitions
+from spinn_core.transitions import FIXED_SHAPES, bracket_f1, parse_to_transitions
 
 LISTOPS_NAMES = {
     "spinn_pi_nt": "SPINN-PI-NT, gold trees (Model 0: a TreeLSTM)",

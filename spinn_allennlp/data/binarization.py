@@ -31,7 +31,7 @@ Pure Python on ``nltk.Tree`` (or anything with ``label()`` and list-like childre
 
 from typing import Any, Callable, Dict, List, Sequence, Tuple, TypeVar
 
-from spinn_allennlp.core.transitions import Tree, tree_to_transitions
+from spinn_core.transitions import Tree, tree_to_transitions
 
 Result = TypeVar("Result")
 

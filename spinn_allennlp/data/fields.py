@@ -5,7 +5,7 @@ from typing import Sequence
 import torch
 from allennlp.data.fields import TensorField
 
-from spinn_allennlp.core.transitions import PAD
+from spinn_core.transitions import PAD
 
 
 def transitions_field(transitions: Sequence[int]) -> TensorField:

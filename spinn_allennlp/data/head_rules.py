@@ -37,7 +37,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Dict, List, Optional, Sequence, Tuple, Union
 
-from spinn_allennlp.core.transitions import check_transitions, fold
+from spinn_core.transitions import check_transitions, fold
 
 ROOT = -1
 LEXICON_PATH = Path(__file__).parent / "resources" / "pos_lexicon.tsv"

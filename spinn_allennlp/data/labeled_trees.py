@@ -6,7 +6,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Iterator, List, Optional, Tuple
 
-from spinn_allennlp.core.transitions import REDUCE, SHIFT
+from spinn_core.transitions import REDUCE, SHIFT
 
 _SYMBOLS = re.compile(r"\(|\)|[^\s()]+")
 

@@ -10,8 +10,8 @@ constituent that contains it. Function tags are dropped (NP-SBJ -> NP).
 
 from typing import Dict, List, Optional, Sequence, Tuple
 
-from spinn_allennlp.core.transitions import REDUCE, step_spans
 from spinn_allennlp.data.labeled_trees import MalformedTreeError
+from spinn_core.transitions import REDUCE, step_spans
 
 # (first word, last word + 1, label)
 Span = Tuple[int, int, str]

@@ -3,7 +3,7 @@
 from itertools import takewhile
 from typing import Iterable, Sequence
 
-from spinn_allennlp.core.transitions import PAD, is_valid, transitions_to_string
+from spinn_core.transitions import PAD, is_valid, transitions_to_string
 
 
 def readable_tree(

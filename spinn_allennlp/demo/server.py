@@ -37,7 +37,6 @@ from allennlp.predictors import Predictor
 
 from spinn_allennlp import plugin  # noqa: F401  (registers the archive's components)
 from spinn_allennlp.classification.dataset_readers import TextClassificationTransitionsReader
-from spinn_allennlp.core.transitions import balanced_transitions
 from spinn_allennlp.data.dataset_readers import TreeDatasetReader
 from spinn_allennlp.data.trees import readable_tree
 from spinn_allennlp.demo.render import page, prediction_html
@@ -48,6 +47,7 @@ from spinn_allennlp.pair_classification.predictors.spinn_nli import (
     SpinnNliPredictor,
     tree_source_from,
 )
+from spinn_core.transitions import balanced_transitions
 
 logger = logging.getLogger(__name__)
 

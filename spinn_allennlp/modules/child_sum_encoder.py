@@ -4,9 +4,9 @@ import torch
 from allennlp.modules.seq2vec_encoders import Seq2VecEncoder
 from torch import nn
 
-from spinn_allennlp.core.child_sum import ChildSumTreeLSTM, DependencyOutput
 from spinn_allennlp.modules.dependency_tree_encoder import DependencyTreeEncoder
 from spinn_allennlp.modules.input_checks import word_mask
+from spinn_core.child_sum import ChildSumTreeLSTM, DependencyOutput
 
 
 @Seq2VecEncoder.register("child_sum_tree_lstm")
@@ -14,7 +14,7 @@ class ChildSumTreeLSTMEncoder(DependencyTreeEncoder):
     """The Child-Sum Tree-LSTM of Tai et al. (2015, §3.1) over dependency trees (their
     "Dependency Tree-LSTM"): each word's node combines the word's vector with the sum of its
     dependents' states, one forget gate per dependent; the sentence vector is the root word's h.
-    Computed level by level over the batch (`spinn_allennlp/core/child_sum.py`).
+    Computed level by level over the batch (`spinn_core/child_sum.py`).
 
     Which tree: the `heads` passed to `forward`/`encode` (readers make them from constituency
     trees with `HeadRules`); without them the chain in which each word heads the one before it,

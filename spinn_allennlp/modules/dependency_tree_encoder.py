@@ -5,7 +5,7 @@ from typing import Optional
 import torch
 from allennlp.modules.seq2vec_encoders import Seq2VecEncoder
 
-from spinn_allennlp.core.child_sum import DependencyOutput
+from spinn_core.child_sum import DependencyOutput
 
 
 class DependencyTreeEncoder(Seq2VecEncoder):

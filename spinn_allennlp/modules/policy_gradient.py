@@ -6,9 +6,9 @@ import torch
 from allennlp.common import FromParams
 from allennlp.common.checks import ConfigurationError
 
-from spinn_allennlp.core.output import SpinnOutput
-from spinn_allennlp.core.policies import Greedy, Replayed, Sampled, TransitionPolicy
-from spinn_allennlp.core.supervision import (
+from spinn_core.output import SpinnOutput
+from spinn_core.policies import Greedy, Replayed, Sampled, TransitionPolicy
+from spinn_core.supervision import (
     advantages,
     clipped_policy_loss,
     draw_advantages,

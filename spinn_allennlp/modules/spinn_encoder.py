@@ -7,27 +7,6 @@ import torch
 from allennlp.data import Vocabulary
 from allennlp.modules.seq2vec_encoders import Seq2VecEncoder
 
-from spinn_allennlp.core.batching import check_transitions_tensor
-from spinn_allennlp.core.options import check_options
-from spinn_allennlp.core.output import SpinnOutput
-from spinn_allennlp.core.parser_network import ParserNetwork
-from spinn_allennlp.core.policies import (
-    BeamSearch,
-    Given,
-    Greedy,
-    Mixed,
-    SoftStrengths,
-    StraightThroughGumbel,
-    TransitionPolicy,
-)
-from spinn_allennlp.core.policy_registry import policy_from_config
-from spinn_allennlp.core.spinn import Spinn
-from spinn_allennlp.core.supervision import (
-    GradientProbe,
-    attach_loss,
-    strength_entropy,
-    transition_loss,
-)
 from spinn_allennlp.modules.input_checks import word_mask
 from spinn_allennlp.modules.own_parser import OwnParser
 from spinn_allennlp.modules.tree_encoder import (
@@ -37,6 +16,27 @@ from spinn_allennlp.modules.tree_encoder import (
     merge_rows,
     rows_without_trees,
     with_default_trees,
+)
+from spinn_core.batching import check_transitions_tensor
+from spinn_core.options import check_options
+from spinn_core.output import SpinnOutput
+from spinn_core.parser_network import ParserNetwork
+from spinn_core.policies import (
+    BeamSearch,
+    Given,
+    Greedy,
+    Mixed,
+    SoftStrengths,
+    StraightThroughGumbel,
+    TransitionPolicy,
+)
+from spinn_core.policy_registry import policy_from_config
+from spinn_core.spinn import Spinn
+from spinn_core.supervision import (
+    GradientProbe,
+    attach_loss,
+    strength_entropy,
+    transition_loss,
 )
 
 logger = logging.getLogger(__name__)

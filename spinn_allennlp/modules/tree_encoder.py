@@ -11,12 +11,12 @@ import torch
 from allennlp.common.checks import ConfigurationError
 from allennlp.modules.seq2vec_encoders import Seq2VecEncoder
 
-from spinn_allennlp.core.batching import concat_padded, default_transitions
-from spinn_allennlp.core.child_sum import DependencyOutput
-from spinn_allennlp.core.output import GIVEN, Mode, SpinnOutput
-from spinn_allennlp.core.policies import TransitionPolicy
-from spinn_allennlp.core.transitions import PAD
 from spinn_allennlp.modules.dependency_tree_encoder import DependencyTreeEncoder
+from spinn_core.batching import concat_padded, default_transitions
+from spinn_core.child_sum import DependencyOutput
+from spinn_core.output import GIVEN, Mode, SpinnOutput
+from spinn_core.policies import TransitionPolicy
+from spinn_core.transitions import PAD
 
 logger = logging.getLogger(__name__)
 

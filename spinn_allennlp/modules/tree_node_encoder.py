@@ -9,10 +9,10 @@ from allennlp.common import Registrable
 from allennlp.common.checks import ConfigurationError
 from torch import nn
 
-from spinn_allennlp.core.output import GIVEN
-from spinn_allennlp.core.spinn import Spinn
-from spinn_allennlp.core.transitions import PAD, SHIFT
 from spinn_allennlp.modules.tree_encoder import with_default_trees
+from spinn_core.output import GIVEN
+from spinn_core.spinn import Spinn
+from spinn_core.transitions import PAD, SHIFT
 
 
 @dataclass

@@ -1,37 +1,35 @@
-"""Helpers for tests, benchmarks and scripts, like `allennlp.common.testing`.
-
-This package and the modules it imports need torch alone (the core's tests and benchmarks run
-on machines without AllenNLP). Helpers that need AllenNLP live in their own modules and are
-imported explicitly: `spinn_allennlp.testing.cli` (the AllenNLP command line in a subprocess),
-`spinn_allennlp.testing.configs` (small-config overrides), and
-`spinn_allennlp.testing.model_test_case` (`SpinnModelTestCase`).
+"""Helpers for a user's own tests, like `allennlp.common.testing`: `SpinnModelTestCase`
+(`spinn_allennlp.testing.model_test_case`), and the torch-only helpers of `spinn_core.testing`
+re-exported here (the reference TreeLSTM, random trees and batches, argued tolerances). The
+repository's own suite helpers (small configs, the command line in a subprocess, hostile
+inputs, ...) are lab code in `tools/testing`, not installed.
 """
 
-from spinn_allennlp.testing.memory import recording_tapes, saved_for_backward_bytes
-from spinn_allennlp.testing.paths import CONFIGS_ROOT, FIXTURES_ROOT, PROJECT_ROOT, load_script
-from spinn_allennlp.testing.reference import (
-    ReferenceParse,
-    recursive_child_sum,
-    recursive_encode,
-    recursive_tree_lstm,
-    recursive_tree_lstm_nodes,
-    reference_spinn,
-)
-from spinn_allennlp.testing.tolerances import (
+from spinn_core.testing import (
+    CONFIGS_ROOT,
+    FIXTURES_ROOT,
+    PROJECT_ROOT,
     LinearMagnitudes,
-    gradient_tolerance,
-    unit_roundoff,
-    value_tolerance,
-)
-from spinn_allennlp.testing.trees import (
+    ReferenceParse,
     TreeBatch,
+    gradient_tolerance,
+    load_script,
     make_batch,
     pad_batch,
     random_heads,
     random_transitions,
     random_tree,
     random_tree_batch,
+    recording_tapes,
+    recursive_child_sum,
+    recursive_encode,
+    recursive_tree_lstm,
+    recursive_tree_lstm_nodes,
+    reference_spinn,
+    saved_for_backward_bytes,
     tree_height,
+    unit_roundoff,
+    value_tolerance,
 )
 
 __all__ = [

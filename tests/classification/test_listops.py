@@ -8,22 +8,24 @@ import pytest
 from scipy.stats import chi2_contingency
 
 from spinn_allennlp.classification.listops import (
-    GeneratorSettings,
     MalformedExpressionError,
-    binned,
     bracketed,
     depth,
     evaluate,
     format_line,
-    generate_dataset,
-    length_bin_sample,
     parse_tokens,
-    random_expression,
     read_lines,
-    statistics,
     tokens,
 )
 from spinn_allennlp.testing import PROJECT_ROOT
+from tools.listops_generator import (
+    GeneratorSettings,
+    binned,
+    generate_dataset,
+    length_bin_sample,
+    random_expression,
+    statistics,
+)
 
 TEST_FILE = PROJECT_ROOT / "data" / "listops" / "test_d20s.tsv.gz"
 

@@ -1,13 +1,13 @@
 import pytest
 import torch
 
-from spinn_allennlp.core.batching import (
+from spinn_core.batching import (
     check_given_transitions,
     checked_mask,
     default_transitions,
     fit_width,
 )
-from spinn_allennlp.core.transitions import balanced_transitions
+from spinn_core.transitions import balanced_transitions
 
 S, R, P = 0, 1, -1
 

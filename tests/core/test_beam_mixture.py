@@ -15,9 +15,9 @@ from typing import List
 import pytest
 import torch
 
-from spinn_allennlp.core import transitions as tr
-from spinn_allennlp.core.output import GIVEN, Mode
-from spinn_allennlp.core.policies import (
+from spinn_core import transitions as tr
+from spinn_core.output import GIVEN, Mode
+from spinn_core.policies import (
     BeamMixture,
     Choice,
     Greedy,
@@ -25,10 +25,10 @@ from spinn_allennlp.core.policies import (
     beam_candidates,
     follow_candidates,
 )
-from spinn_allennlp.core.spinn import Spinn
-from spinn_allennlp.core.transitions import PAD
-from spinn_allennlp.testing import make_batch
-from spinn_allennlp.testing.trees import all_trees, tree_log_prob
+from spinn_core.spinn import Spinn
+from spinn_core.testing import make_batch
+from spinn_core.testing.trees import all_trees, tree_log_prob
+from spinn_core.transitions import PAD
 
 # The parser reading the composition's nodes (the tracker feeding the composition, or parsing
 # only), with the parts a beam carries from row to row.

@@ -10,13 +10,13 @@ from typing import List
 import pytest
 import torch
 
-from spinn_allennlp.core import transitions as tr
-from spinn_allennlp.core.output import GIVEN, Mode
-from spinn_allennlp.core.policies import BeamSearch, Greedy
-from spinn_allennlp.core.spinn import Spinn
-from spinn_allennlp.core.transitions import PAD
-from spinn_allennlp.testing import make_batch
-from spinn_allennlp.testing.trees import all_trees, tree_log_prob
+from spinn_core import transitions as tr
+from spinn_core.output import GIVEN, Mode
+from spinn_core.policies import BeamSearch, Greedy
+from spinn_core.spinn import Spinn
+from spinn_core.testing import make_batch
+from spinn_core.testing.trees import all_trees, tree_log_prob
+from spinn_core.transitions import PAD
 
 # The parts a beam has to carry from row to row: the tracker's state (every parser), the
 # stack summaries' pointers, the REDUCE types of the history.

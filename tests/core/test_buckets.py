@@ -9,11 +9,11 @@ import random
 import pytest
 import torch
 
-from spinn_allennlp.core import transitions as tr
-from spinn_allennlp.core.batching import bucket_size, pad_dims
-from spinn_allennlp.core.cells import masked_batch_norm
-from spinn_allennlp.core.graphs import GraphedPasses
-from spinn_allennlp.core.policies import (
+from spinn_core import transitions as tr
+from spinn_core.batching import bucket_size, pad_dims
+from spinn_core.cells import masked_batch_norm
+from spinn_core.graphs import GraphedPasses
+from spinn_core.policies import (
     BeamSearch,
     Choice,
     Given,
@@ -25,9 +25,9 @@ from spinn_allennlp.core.policies import (
     StraightThroughGumbel,
     TransitionPolicy,
 )
-from spinn_allennlp.core.policy_registry import with_move_check
-from spinn_allennlp.core.spinn import Spinn
-from spinn_allennlp.testing import make_batch
+from spinn_core.policy_registry import with_move_check
+from spinn_core.spinn import Spinn
+from spinn_core.testing import make_batch
 
 EXACT = dict(atol=1e-10, rtol=0.0)
 PARSER = dict(tracking_dim=4, predict_transitions=True)

@@ -6,14 +6,14 @@ import random
 import pytest
 import torch
 
-from spinn_allennlp.core.child_sum import (
+from spinn_core.child_sum import (
     ROOT,
     ChildSumTreeLSTM,
     chain_heads,
     check_heads,
     plan_dependency_levels,
 )
-from spinn_allennlp.testing import pad_batch, random_heads, recursive_child_sum
+from spinn_core.testing import pad_batch, random_heads, recursive_child_sum
 
 
 def random_batch(lengths, input_dim, rng, device, dtype=torch.float64):

@@ -16,9 +16,9 @@ import random
 import pytest
 import torch
 
-from spinn_allennlp.core import transitions as tr
-from spinn_allennlp.core.graphs import GraphedPasses
-from spinn_allennlp.core.policies import (
+from spinn_core import transitions as tr
+from spinn_core.graphs import GraphedPasses
+from spinn_core.policies import (
     Given,
     Greedy,
     Mixed,
@@ -27,8 +27,8 @@ from spinn_allennlp.core.policies import (
     SoftStrengths,
     StraightThroughGumbel,
 )
-from spinn_allennlp.core.spinn import Spinn
-from spinn_allennlp.testing import make_batch
+from spinn_core.spinn import Spinn
+from spinn_core.testing import make_batch
 
 CUDA = torch.cuda.is_available()
 needs_cuda = pytest.mark.skipif(not CUDA, reason="no CUDA device")

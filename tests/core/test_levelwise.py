@@ -7,12 +7,12 @@ import random
 import pytest
 import torch
 
-from spinn_allennlp.core import transitions as tr
-from spinn_allennlp.core.output import GIVEN
-from spinn_allennlp.core.policies import Given
-from spinn_allennlp.core.runners import run_levelwise
-from spinn_allennlp.core.spinn import Spinn
-from spinn_allennlp.testing import (
+from spinn_core import transitions as tr
+from spinn_core.output import GIVEN
+from spinn_core.policies import Given
+from spinn_core.runners import run_levelwise
+from spinn_core.spinn import Spinn
+from spinn_core.testing import (
     LinearMagnitudes,
     gradient_tolerance,
     make_batch,
@@ -94,7 +94,7 @@ def test_equals_sequential_on_random_trees(composition, device):
 def test_float32_paths_are_within_rounding_of_float64(device):
     """Both float32 paths against the float64 result of the same parameters and inputs, each
     element allowed what float32 rounding can explain (first-order bounds, see
-    spinn_allennlp/testing/tolerances.py), with the magnitudes measured in the float64 run.
+    spinn_core/testing/tolerances.py), with the magnitudes measured in the float64 run.
     The two paths compose in different batch shapes, so BLAS rounds them differently, and
     differently on different CPUs: a fixed tolerance failed on an AMD EPYC machine (1.9e-6 on
     a gradient element near 0.03, against 1e-6 allowed).

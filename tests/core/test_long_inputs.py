@@ -5,13 +5,13 @@ and a batch of 10,000 one-word sentences. Python's recursion limit stays at its 
 import pytest
 import torch
 
-from spinn_allennlp.core.spinn import Spinn
-from spinn_allennlp.core.transitions import (
+from spinn_core.spinn import Spinn
+from spinn_core.testing import saved_for_backward_bytes
+from spinn_core.transitions import (
     SHIFT,
     right_branching_transitions,
     transitions_to_string,
 )
-from spinn_allennlp.testing import saved_for_backward_bytes
 
 VARIANTS = {
     "PI-NT level-wise": (dict(), "given"),

@@ -13,12 +13,12 @@ import pytest
 import torch
 from torch import nn
 
-from spinn_allennlp.core import loop_weights
-from spinn_allennlp.core.cells import Tracker, TreeLSTMComposition, TreeRNNComposition
-from spinn_allennlp.core.output import GIVEN, PREDICTED
-from spinn_allennlp.core.spinn import Spinn
-from spinn_allennlp.core.tape import WriteOnceTape
-from spinn_allennlp.testing import make_batch
+from spinn_core import loop_weights
+from spinn_core.cells import Tracker, TreeLSTMComposition, TreeRNNComposition
+from spinn_core.output import GIVEN, PREDICTED
+from spinn_core.spinn import Spinn
+from spinn_core.tape import WriteOnceTape
+from spinn_core.testing import make_batch
 
 D, E, T, S = 3, 2, 4, 2  # hidden, extra input, tracking and summary sizes
 

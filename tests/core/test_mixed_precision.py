@@ -7,9 +7,9 @@ import random
 import pytest
 import torch
 
-from spinn_allennlp.core.output import GIVEN, PREDICTED
-from spinn_allennlp.core.spinn import Spinn
-from spinn_allennlp.testing import make_batch, tree_height, unit_roundoff
+from spinn_core.output import GIVEN, PREDICTED
+from spinn_core.spinn import Spinn
+from spinn_core.testing import make_batch, tree_height, unit_roundoff
 
 VARIANTS = {
     "pi_nt_levelwise": dict(tracking_dim=0),

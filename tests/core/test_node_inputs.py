@@ -8,9 +8,9 @@ import random
 import pytest
 import torch
 
-from spinn_allennlp.core.output import GIVEN
-from spinn_allennlp.core.spinn import Spinn
-from spinn_allennlp.testing import random_tree_batch, recursive_tree_lstm_nodes
+from spinn_core.output import GIVEN
+from spinn_core.spinn import Spinn
+from spinn_core.testing import random_tree_batch, recursive_tree_lstm_nodes
 
 LEAVES = ["cell", "projection"]
 

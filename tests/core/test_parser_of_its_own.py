@@ -8,11 +8,11 @@ import random
 import pytest
 import torch
 
-from spinn_allennlp.core import transitions as tr
-from spinn_allennlp.core.output import GIVEN, PREDICTED
-from spinn_allennlp.core.policies import StraightThroughGumbel
-from spinn_allennlp.core.spinn import Spinn
-from spinn_allennlp.testing import make_batch
+from spinn_core import transitions as tr
+from spinn_core.output import GIVEN, PREDICTED
+from spinn_core.policies import StraightThroughGumbel
+from spinn_core.spinn import Spinn
+from spinn_core.testing import make_batch
 
 LENGTHS = [1, 2, 5, 0, 17, 40, 3, 64]
 

@@ -9,10 +9,10 @@ import random
 import pytest
 import torch
 
-from spinn_allennlp.core.output import GIVEN
-from spinn_allennlp.core.policies import Sampled, SoftStrengths, StraightThroughGumbel
-from spinn_allennlp.core.spinn import Spinn
-from spinn_allennlp.testing import make_batch
+from spinn_core.output import GIVEN
+from spinn_core.policies import Sampled, SoftStrengths, StraightThroughGumbel
+from spinn_core.spinn import Spinn
+from spinn_core.testing import make_batch
 
 LENGTHS = [1, 2, 5, 0, 17, 3, 30]
 

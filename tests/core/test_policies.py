@@ -8,9 +8,9 @@ import random
 import pytest
 import torch
 
-from spinn_allennlp.core import transitions as tr
-from spinn_allennlp.core.output import GIVEN, Mode
-from spinn_allennlp.core.policies import (
+from spinn_core import transitions as tr
+from spinn_core.output import GIVEN, Mode
+from spinn_core.policies import (
     Choice,
     Given,
     Greedy,
@@ -21,9 +21,9 @@ from spinn_allennlp.core.policies import (
     TransitionPolicy,
     policy_for_mode,
 )
-from spinn_allennlp.core.spinn import Spinn
-from spinn_allennlp.core.transitions import PAD, REDUCE, SHIFT
-from spinn_allennlp.testing import make_batch
+from spinn_core.spinn import Spinn
+from spinn_core.testing import make_batch
+from spinn_core.transitions import PAD, REDUCE, SHIFT
 
 
 class ReduceWhenLegal(TransitionPolicy):

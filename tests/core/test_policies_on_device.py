@@ -19,9 +19,9 @@ from typing import Dict
 import pytest
 import torch
 
-from spinn_allennlp.core import transitions as tr
-from spinn_allennlp.core.output import GIVEN
-from spinn_allennlp.core.policies import (
+from spinn_core import transitions as tr
+from spinn_core.output import GIVEN
+from spinn_core.policies import (
     BeamSearch,
     Given,
     Greedy,
@@ -31,9 +31,9 @@ from spinn_allennlp.core.policies import (
     SoftStrengths,
     StraightThroughGumbel,
 )
-from spinn_allennlp.core.spinn import Spinn
-from spinn_allennlp.core.supervision import clipped_policy_loss, policy_gradient_loss
-from spinn_allennlp.testing import make_batch
+from spinn_core.spinn import Spinn
+from spinn_core.supervision import clipped_policy_loss, policy_gradient_loss
+from spinn_core.testing import make_batch
 
 EXACT = dict(atol=1e-9, rtol=0.0)
 LENGTHS = [1, 2, 5, 0, 17, 40, 3, 100, 17]

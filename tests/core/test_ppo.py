@@ -7,11 +7,11 @@ import random
 import pytest
 import torch
 
-from spinn_allennlp.core.policies import Replayed, Sampled
-from spinn_allennlp.core.spinn import Spinn
-from spinn_allennlp.core.supervision import clipped_policy_loss, policy_gradient_loss
-from spinn_allennlp.core.transitions import is_valid
-from spinn_allennlp.testing import make_batch
+from spinn_core.policies import Replayed, Sampled
+from spinn_core.spinn import Spinn
+from spinn_core.supervision import clipped_policy_loss, policy_gradient_loss
+from spinn_core.testing import make_batch
+from spinn_core.transitions import is_valid
 
 LENGTHS = [1, 2, 3, 5, 8, 13, 13, 21, 34, 100]
 

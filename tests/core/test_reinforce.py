@@ -8,12 +8,12 @@ import random
 import pytest
 import torch
 
-from spinn_allennlp.core.output import GIVEN
-from spinn_allennlp.core.policies import Sampled
-from spinn_allennlp.core.spinn import Spinn
-from spinn_allennlp.core.supervision import draw_advantages, policy_gradient_loss
-from spinn_allennlp.core.transitions import REDUCE, SHIFT, is_valid
-from spinn_allennlp.testing import make_batch
+from spinn_core.output import GIVEN
+from spinn_core.policies import Sampled
+from spinn_core.spinn import Spinn
+from spinn_core.supervision import draw_advantages, policy_gradient_loss
+from spinn_core.testing import make_batch
+from spinn_core.transitions import REDUCE, SHIFT, is_valid
 
 WORDS = 4
 

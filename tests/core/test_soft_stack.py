@@ -9,13 +9,13 @@ import weakref
 import pytest
 import torch
 
-from spinn_allennlp.core import transitions as tr
-from spinn_allennlp.core.output import GIVEN, SOFT
-from spinn_allennlp.core.runners.soft_stack import second_unit_weights
-from spinn_allennlp.core.spinn import Spinn
-from spinn_allennlp.core.supervision import transition_loss
-from spinn_allennlp.testing import make_batch, recording_tapes, saved_for_backward_bytes
-from spinn_allennlp.testing.reference import reference_soft_spinn
+from spinn_core import transitions as tr
+from spinn_core.output import GIVEN, SOFT
+from spinn_core.runners.soft_stack import second_unit_weights
+from spinn_core.spinn import Spinn
+from spinn_core.supervision import transition_loss
+from spinn_core.testing import make_batch, recording_tapes, saved_for_backward_bytes
+from spinn_core.testing.reference import reference_soft_spinn
 
 COMPOSITIONS = ["treelstm", "treernn"]
 

@@ -8,11 +8,11 @@ import weakref
 import pytest
 import torch
 
-from spinn_allennlp.core import transitions as tr
-from spinn_allennlp.core.output import GIVEN, MIXED, PREDICTED
-from spinn_allennlp.core.policies import Given
-from spinn_allennlp.core.spinn import Spinn
-from spinn_allennlp.testing import (
+from spinn_core import transitions as tr
+from spinn_core.output import GIVEN, MIXED, PREDICTED
+from spinn_core.policies import Given
+from spinn_core.spinn import Spinn
+from spinn_core.testing import (
     make_batch,
     pad_batch,
     random_tree,

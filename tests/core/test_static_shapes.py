@@ -4,7 +4,7 @@ Every runner and policy that a graph replays runs on the static-shape path (what
 ``graphs.BucketPass`` captures: the batch laid out, the loop, the output, and the backward pass
 of all that, on a batch padded to its bucket) under a dispatch mode that flags any operation
 that reads a value back to the host or has an output whose size depends on values
-(``spinn_allennlp.testing.static_shapes``); and two different batches of one bucket (other
+(``spinn_core.testing.static_shapes``); and two different batches of one bucket (other
 lengths, other trees, other moves) must dispatch the same operations on the same shapes. The
 CPU's sparse path fails both checks, and so does the loop before issue 46 (which took the
 sparse path's host reads onto the GPU too): the check tells them apart.
@@ -15,9 +15,9 @@ import random
 import pytest
 import torch
 
-from spinn_allennlp.core import transitions as tr
-from spinn_allennlp.core.graphs import GraphedPasses
-from spinn_allennlp.core.policies import (
+from spinn_core import transitions as tr
+from spinn_core.graphs import GraphedPasses
+from spinn_core.policies import (
     Given,
     Greedy,
     Mixed,
@@ -25,9 +25,9 @@ from spinn_allennlp.core.policies import (
     SoftStrengths,
     StraightThroughGumbel,
 )
-from spinn_allennlp.core.spinn import Spinn
-from spinn_allennlp.testing import make_batch
-from spinn_allennlp.testing.static_shapes import HostReads, first_difference
+from spinn_core.spinn import Spinn
+from spinn_core.testing import make_batch
+from spinn_core.testing.static_shapes import HostReads, first_difference
 
 PARSER = dict(tracking_dim=4, predict_transitions=True)
 # name -> (model options, policy, whether it reads given transitions, training mode)

@@ -1,6 +1,6 @@
 """The batched thin-stack loop (``Spinn.forward`` outside the level-wise path) against
 Algorithm 1 written one sentence and one node at a time with Python lists
-(``spinn_allennlp.testing.reference_spinn``): same sentence vectors, nodes, transitions and
+(``spinn_core.testing.reference_spinn``): same sentence vectors, nodes, transitions and
 parser logits, and the same parameter gradients, for every variant, transition mode and both
 ways through the loop (sparse: the reducing sentences only; static shapes: every sentence at
 every step)."""
@@ -10,11 +10,11 @@ import random
 import pytest
 import torch
 
-from spinn_allennlp.core import transitions as tr
-from spinn_allennlp.core.batching import concat_padded
-from spinn_allennlp.core.output import GIVEN, PREDICTED
-from spinn_allennlp.core.spinn import Spinn
-from spinn_allennlp.testing import make_batch, reference_spinn
+from spinn_core import transitions as tr
+from spinn_core.batching import concat_padded
+from spinn_core.output import GIVEN, PREDICTED
+from spinn_core.spinn import Spinn
+from spinn_core.testing import make_batch, reference_spinn
 
 VARIANTS = {
     "pi_nt_sequential": dict(tracking_dim=0, levelwise=False),

@@ -9,11 +9,11 @@ from typing import List
 import pytest
 import torch
 
-from spinn_allennlp.core import transitions as tr
-from spinn_allennlp.core.output import GIVEN
-from spinn_allennlp.core.policies import Step, StraightThroughGumbel
-from spinn_allennlp.core.spinn import Spinn
-from spinn_allennlp.testing import make_batch
+from spinn_core import transitions as tr
+from spinn_core.output import GIVEN
+from spinn_core.policies import Step, StraightThroughGumbel
+from spinn_core.spinn import Spinn
+from spinn_core.testing import make_batch
 
 
 def parser(input_dim=5, hidden_dim=4, scale=2.0):

@@ -5,10 +5,10 @@ import random
 import pytest
 import torch
 
-from spinn_allennlp.core.output import GIVEN, PREDICTED, SOFT
-from spinn_allennlp.core.spinn import Spinn
-from spinn_allennlp.testing import make_batch, saved_for_backward_bytes
-from spinn_allennlp.testing.reference import reference_spinn
+from spinn_core.output import GIVEN, PREDICTED, SOFT
+from spinn_core.spinn import Spinn
+from spinn_core.testing import make_batch, saved_for_backward_bytes
+from spinn_core.testing.reference import reference_spinn
 
 
 def model_with_summaries(composition="treelstm", predict_transitions=True):

@@ -3,13 +3,13 @@ import math
 import pytest
 import torch
 
-from spinn_allennlp.core.output import GIVEN, PREDICTED, SpinnOutput
-from spinn_allennlp.core.supervision import (
+from spinn_core.output import GIVEN, PREDICTED, SpinnOutput
+from spinn_core.supervision import (
     parser_predictions,
     strength_entropy,
     transition_loss,
 )
-from spinn_allennlp.core.transitions import PAD, REDUCE, SHIFT
+from spinn_core.transitions import PAD, REDUCE, SHIFT
 
 S, R, P = 0, 1, -1
 

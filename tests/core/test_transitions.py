@@ -2,9 +2,9 @@ import random
 
 import pytest
 
-from spinn_allennlp.core import transitions as tr
-from spinn_allennlp.core.transitions import PAD, REDUCE, SHIFT
-from spinn_allennlp.testing import random_tree, tree_height
+from spinn_core import transitions as tr
+from spinn_core.testing import random_tree, tree_height
+from spinn_core.transitions import PAD, REDUCE, SHIFT
 
 S, R = SHIFT, REDUCE
 

@@ -6,12 +6,12 @@ import random
 import pytest
 import torch
 
-from spinn_allennlp.core import transitions as tr
-from spinn_allennlp.core.output import GIVEN, MIXED, PREDICTED, SOFT
-from spinn_allennlp.core.spinn import Spinn
-from spinn_allennlp.core.supervision import parser_types, reduce_type_loss
-from spinn_allennlp.testing import make_batch
-from spinn_allennlp.testing.reference import reference_spinn
+from spinn_core import transitions as tr
+from spinn_core.output import GIVEN, MIXED, PREDICTED, SOFT
+from spinn_core.spinn import Spinn
+from spinn_core.supervision import parser_types, reduce_type_loss
+from spinn_core.testing import make_batch
+from spinn_core.testing.reference import reference_spinn
 
 NUM_TYPES = 4
 

@@ -10,12 +10,12 @@ import pytest
 import torch
 from benepar import decode_chart
 
-from spinn_allennlp.core.transitions import constituent_spans
-from spinn_allennlp.data import benepar_training as bt
 from spinn_allennlp.data.binarization import binary_transitions
 from spinn_allennlp.data.labeled_trees import binary_tree_steps, parse_labeled_tree
 from spinn_allennlp.testing import load_script
-from spinn_allennlp.testing.benepar import tiny_benepar
+from spinn_core.transitions import constituent_spans
+from tools import benepar_training as bt
+from tools.testing.benepar import tiny_benepar
 
 FIXTURE = Path(__file__).resolve().parents[2] / "fixtures" / "trees" / "snli_parses_sample.jsonl"
 

@@ -7,12 +7,6 @@ import random
 import nltk
 import pytest
 
-from spinn_allennlp.core.transitions import (
-    parse_to_transitions,
-    parse_tree,
-    transitions_to_string,
-    tree_to_string,
-)
 from spinn_allennlp.data.binarization import (
     binarize,
     binarize_labeled,
@@ -21,6 +15,12 @@ from spinn_allennlp.data.binarization import (
     unbinarize,
 )
 from spinn_allennlp.testing import FIXTURES_ROOT, random_tree
+from spinn_core.transitions import (
+    parse_to_transitions,
+    parse_tree,
+    transitions_to_string,
+    tree_to_string,
+)
 
 # 50 real SNLI lines (bundled dev, test and 1 % train files), each the shortest line with a node
 # of one case of the head rules: every category with three or more children, coordination

@@ -4,14 +4,14 @@ import random
 
 import pytest
 
-from spinn_allennlp.core.transitions import (
+from spinn_allennlp.data.head_rules import AUX, NOUN, PREP, VERB, HeadRules, PosLexicon
+from spinn_allennlp.data.labeled_trees import binary_tree_steps, parse_labeled_tree
+from spinn_allennlp.testing import FIXTURES_ROOT, random_transitions
+from spinn_core.transitions import (
     InvalidTransitionsError,
     node_spans,
     parse_to_transitions,
 )
-from spinn_allennlp.data.head_rules import AUX, NOUN, PREP, VERB, HeadRules, PosLexicon
-from spinn_allennlp.data.labeled_trees import binary_tree_steps, parse_labeled_tree
-from spinn_allennlp.testing import FIXTURES_ROOT, random_transitions
 
 RULES = HeadRules()
 

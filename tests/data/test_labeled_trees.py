@@ -2,12 +2,12 @@
 
 import pytest
 
-from spinn_allennlp.core.transitions import REDUCE, SHIFT
 from spinn_allennlp.data.labeled_trees import (
     MalformedTreeError,
     binary_tree_steps,
     parse_labeled_tree,
 )
+from spinn_core.transitions import REDUCE, SHIFT
 
 # SNLI's sentence1_parse of its first dev pair (verbatim).
 SNLI_PARSE = (

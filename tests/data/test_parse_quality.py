@@ -1,7 +1,7 @@
 import pytest
 
-from spinn_allennlp.core.transitions import parse_to_transitions
-from spinn_allennlp.data.parse_quality import ParseQuality, brackets
+from spinn_core.transitions import parse_to_transitions
+from tools.parse_quality import ParseQuality, brackets
 
 
 def transitions(parse):

@@ -4,7 +4,6 @@ import json
 
 import pytest
 
-from spinn_allennlp.core.transitions import parse_to_transitions
 from spinn_allennlp.data.reduce_types import (
     SNLI_REDUCE_TYPES,
     MalformedTreeError,
@@ -14,6 +13,7 @@ from spinn_allennlp.data.reduce_types import (
     reduce_type_ids,
 )
 from spinn_allennlp.testing import FIXTURES_ROOT
+from spinn_core.transitions import parse_to_transitions
 
 SAMPLE = FIXTURES_ROOT / "pair_classification" / "snli" / "snli_sample.jsonl"
 

@@ -11,7 +11,6 @@ from allennlp.data.fields import LabelField, TextField
 from allennlp.data.tokenizers import Token
 
 from spinn_allennlp.classification.dataset_readers import ListOpsReader
-from spinn_allennlp.core.transitions import SHIFT
 from spinn_allennlp.data.dataset_readers import (
     LEFT_PAD_TOKEN,
     MalformedExampleError,
@@ -20,6 +19,7 @@ from spinn_allennlp.data.dataset_readers import (
     string_field,
 )
 from spinn_allennlp.testing import FIXTURES_ROOT
+from spinn_core.transitions import SHIFT
 
 LOGGER = "spinn_allennlp.data.dataset_readers.tree_dataset_reader"
 

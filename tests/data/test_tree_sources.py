@@ -1,6 +1,7 @@
 import gzip
 import json
 import logging
+import sys
 from collections import Counter
 from typing import List
 
@@ -10,14 +11,6 @@ import spacy
 from allennlp.common import Params
 from benepar.ptb_unescape import guess_space_after, ptb_unescape
 
-from spinn_allennlp.core.transitions import (
-    REDUCE,
-    SHIFT,
-    balanced_transitions,
-    is_valid,
-    parse_to_transitions,
-    transitions_to_string,
-)
 from spinn_allennlp.data.binarization import binary_transitions
 from spinn_allennlp.data.tree_sources import (
     INVALID_TREE,
@@ -28,8 +21,17 @@ from spinn_allennlp.data.tree_sources import (
     TreeSourceError,
     resolve_benepar_model,
 )
-from spinn_allennlp.testing.benepar import PARSES_SAMPLE as SAMPLE
-from spinn_allennlp.testing.benepar import tiny_benepar
+from spinn_allennlp.data.tree_sources.benepar_trees import import_benepar
+from spinn_core.transitions import (
+    REDUCE,
+    SHIFT,
+    balanced_transitions,
+    is_valid,
+    parse_to_transitions,
+    transitions_to_string,
+)
+from tools.testing.benepar import PARSES_SAMPLE as SAMPLE
+from tools.testing.benepar import tiny_benepar
 
 WORDS = ["a", "b", "c", "d", "e"]
 
@@ -202,3 +204,10 @@ def test_our_snli_model_is_found_by_name_and_parses(sample_sentences):
     assert resolve_benepar_model("benepar_en3") == "benepar_en3"  # left for benepar to find
     with pytest.raises(ValueError, match="benepar model 'no_such_model' not found"):
         BeneparTrees(model="no_such_model").transitions(["a", "b"])
+
+
+def test_the_benepar_source_without_benepar_names_the_extra(monkeypatch):
+    """benepar is an optional dependency: without it, the source says what to install."""
+    monkeypatch.setitem(sys.modules, "benepar", None)  # `import benepar` raises ImportError
+    with pytest.raises(ImportError, match=r"pip install 'spinn_allennlp\[benepar\]'"):
+        import_benepar()

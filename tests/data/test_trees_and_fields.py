@@ -1,8 +1,8 @@
 from allennlp.data import Batch, Instance
 
-from spinn_allennlp.core.transitions import PAD, REDUCE, SHIFT, parse_to_transitions
 from spinn_allennlp.data.fields import transitions_field
 from spinn_allennlp.data.trees import readable_tree
+from spinn_core.transitions import PAD, REDUCE, SHIFT, parse_to_transitions
 
 S, R = SHIFT, REDUCE
 

@@ -13,7 +13,7 @@ from selenium.webdriver.support.ui import WebDriverWait
 from spinn_allennlp.demo.server import build_server
 from spinn_allennlp.demo.static import write_page
 from spinn_allennlp.testing import FIXTURES_ROOT
-from spinn_allennlp.testing.browser import (
+from tools.testing.browser import (
     ALLOW_NO_BROWSER,
     headless_chromium,
     missing_browser_message,

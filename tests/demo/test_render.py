@@ -8,12 +8,6 @@ import xml.etree.ElementTree as ET
 import pytest
 
 from spinn_allennlp import plugin  # noqa: F401  (registers the tree sources)
-from spinn_allennlp.core.output import GIVEN, MODES
-from spinn_allennlp.core.transitions import (
-    left_branching_transitions,
-    right_branching_transitions,
-    transitions_to_string,
-)
 from spinn_allennlp.data.tree_sources import TreeSource
 from spinn_allennlp.demo.render import (
     SOURCE_DESCRIPTIONS,
@@ -27,6 +21,12 @@ from spinn_allennlp.demo.static import main as static_main
 from spinn_allennlp.demo.static import read_predictions
 from spinn_allennlp.modules.tree_encoder import DEFAULT_TREE, GOLD
 from spinn_allennlp.testing import FIXTURES_ROOT, random_transitions
+from spinn_core.output import GIVEN, MODES
+from spinn_core.transitions import (
+    left_branching_transitions,
+    right_branching_transitions,
+    transitions_to_string,
+)
 
 SVG = "{http://www.w3.org/2000/svg}"
 PREDICTIONS = FIXTURES_ROOT / "pair_classification" / "archives"

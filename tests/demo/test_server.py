@@ -16,12 +16,13 @@ from spinn_allennlp.classification.dataset_readers import (
     ListOpsReader,
     TextClassificationTransitionsReader,
 )
-from spinn_allennlp.core.transitions import balanced_transitions
 from spinn_allennlp.data.tree_sources import TreeSource, TreeSourceError
 from spinn_allennlp.demo.server import MAX_BODY_BYTES, DemoApp, build_server, main
 from spinn_allennlp.pair_classification.dataset_readers import SnliTransitionsReader
 from spinn_allennlp.testing import CONFIGS_ROOT, FIXTURES_ROOT
-from spinn_allennlp.testing.configs import (
+from spinn_allennlp.testing.model_test_case import archive_untrained
+from spinn_core.transitions import balanced_transitions
+from tools.testing.configs import (
     LISTOPS_SAMPLE,
     SNLI_SAMPLE,
     listops_config,
@@ -29,7 +30,6 @@ from spinn_allennlp.testing.configs import (
     snli_config,
     snli_small_overrides,
 )
-from spinn_allennlp.testing.model_test_case import archive_untrained
 
 FULL_SPINN = FIXTURES_ROOT / "pair_classification" / "archives" / "spinn_v0.1.0.tar.gz"
 PAIR = {"premise": "Two dogs run in a park.", "hypothesis": "Animals move."}

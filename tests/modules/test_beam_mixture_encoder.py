@@ -15,18 +15,18 @@ from allennlp.data import Batch, DatasetReader, Vocabulary
 from allennlp.models import Model
 from allennlp.modules.seq2vec_encoders import Seq2VecEncoder
 
-from spinn_allennlp.core.output import GIVEN, Mode
-from spinn_allennlp.core.policies import Given
 from spinn_allennlp.modules.own_parser import OwnParser
 from spinn_allennlp.modules.spinn_encoder import SpinnEncoder
 from spinn_allennlp.testing import make_batch
-from spinn_allennlp.testing.configs import (
+from spinn_core.output import GIVEN, Mode
+from spinn_core.policies import Given
+from spinn_core.testing.trees import all_trees, tree_log_prob
+from tools.testing.configs import (
     LISTOPS_SAMPLE,
     as_json,
     listops_config,
     listops_small_overrides,
 )
-from spinn_allennlp.testing.trees import all_trees, tree_log_prob
 
 
 def catalan(n: int) -> int:

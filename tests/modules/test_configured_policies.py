@@ -10,7 +10,9 @@ import pytest
 import torch
 from allennlp.common import Params
 
-from spinn_allennlp.core.policies import (
+from spinn_allennlp.modules.spinn_encoder import SpinnEncoder
+from spinn_allennlp.testing import make_batch
+from spinn_core.policies import (
     BeamSearch,
     Choice,
     Given,
@@ -22,17 +24,15 @@ from spinn_allennlp.core.policies import (
     StraightThroughGumbel,
     TransitionPolicy,
 )
-from spinn_allennlp.core.policy_registry import (
+from spinn_core.policy_registry import (
     MoveChecked,
     policy_from_config,
     register_policy,
     registered_policies,
     with_move_check,
 )
-from spinn_allennlp.core.spinn import Spinn
-from spinn_allennlp.core.transitions import PAD, REDUCE, SHIFT, parse_to_transitions
-from spinn_allennlp.modules.spinn_encoder import SpinnEncoder
-from spinn_allennlp.testing import make_batch
+from spinn_core.spinn import Spinn
+from spinn_core.transitions import PAD, REDUCE, SHIFT, parse_to_transitions
 
 
 @register_policy("test_reduce_when_possible")

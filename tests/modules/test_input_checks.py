@@ -7,8 +7,8 @@ import torch
 from allennlp.common import Params
 from allennlp.modules import Seq2VecEncoder
 
-from spinn_allennlp.core.spinn import Spinn
 from spinn_allennlp.modules import ChildSumTreeLSTMEncoder, SpinnEncoder
+from spinn_core.spinn import Spinn
 
 ENCODERS = {
     "spinn": lambda: SpinnEncoder(input_dim=4, hidden_dim=3),

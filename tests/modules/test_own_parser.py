@@ -13,13 +13,13 @@ from allennlp.common import Params
 from allennlp.common.checks import ConfigurationError
 from allennlp.data import Vocabulary
 
-from spinn_allennlp.core.policies import Given, Replayed, Sampled
-from spinn_allennlp.core.runners import run_levelwise
-from spinn_allennlp.core.transitions import PAD, is_valid
 from spinn_allennlp.modules.own_parser import OwnParser
 from spinn_allennlp.modules.policy_gradient import PolicyGradient, tree_scores
 from spinn_allennlp.modules.spinn_encoder import SpinnEncoder
 from spinn_allennlp.testing import make_batch
+from spinn_core.policies import Given, Replayed, Sampled
+from spinn_core.runners import run_levelwise
+from spinn_core.transitions import PAD, is_valid
 
 LENGTHS = [4, 7, 1, 5, 3, 6]
 

@@ -10,11 +10,11 @@ import torch
 from allennlp.common import Params
 from allennlp.common.checks import ConfigurationError
 
-from spinn_allennlp.core.policies import Greedy, Sampled
-from spinn_allennlp.core.spinn import Spinn
-from spinn_allennlp.core.supervision import advantages, draw_advantages
 from spinn_allennlp.modules.policy_gradient import PolicyGradient
 from spinn_allennlp.testing import make_batch
+from spinn_core.policies import Greedy, Sampled
+from spinn_core.spinn import Spinn
+from spinn_core.supervision import advantages, draw_advantages
 
 
 def setup(**spinn_options):

@@ -12,8 +12,8 @@ from allennlp.data import Vocabulary
 from allennlp.models import Model
 
 from spinn_allennlp.modules.spinn_encoder import SpinnEncoder
-from spinn_allennlp.testing.configs import listops_config
-from spinn_allennlp.testing.paths import CONFIGS_ROOT
+from spinn_core.testing.paths import CONFIGS_ROOT
+from tools.testing.configs import listops_config
 
 SPINN = CONFIGS_ROOT / "spinn.jsonnet"
 PI_NT = CONFIGS_ROOT / "pair_classification" / "spinn_pi_nt.jsonnet"

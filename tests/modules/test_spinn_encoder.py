@@ -7,9 +7,12 @@ from allennlp.common import Params
 from allennlp.common.checks import ConfigurationError
 from allennlp.modules.seq2vec_encoders import Seq2VecEncoder
 
-from spinn_allennlp.core import transitions as tr
-from spinn_allennlp.core.output import GIVEN, MIXED, PREDICTED
-from spinn_allennlp.core.policies import (
+from spinn_allennlp.modules import SpinnEncoder, TreeEncoder
+from spinn_allennlp.modules.spinn_encoder import UNTRAINED_PARSER_BATCHES
+from spinn_allennlp.testing import make_batch
+from spinn_core import transitions as tr
+from spinn_core.output import GIVEN, MIXED, PREDICTED
+from spinn_core.policies import (
     BeamSearch,
     Choice,
     Greedy,
@@ -18,11 +21,8 @@ from spinn_allennlp.core.policies import (
     StraightThroughGumbel,
     TransitionPolicy,
 )
-from spinn_allennlp.core.supervision import transition_loss
-from spinn_allennlp.core.transitions import REDUCE, SHIFT
-from spinn_allennlp.modules import SpinnEncoder, TreeEncoder
-from spinn_allennlp.modules.spinn_encoder import UNTRAINED_PARSER_BATCHES
-from spinn_allennlp.testing import make_batch
+from spinn_core.supervision import transition_loss
+from spinn_core.transitions import REDUCE, SHIFT
 
 
 def test_from_params_with_allennlp_names():

@@ -7,8 +7,6 @@ import pytest
 import torch
 from allennlp.modules.seq2vec_encoders import LstmSeq2VecEncoder
 
-from spinn_allennlp.core.output import Mode
-from spinn_allennlp.core.transitions import PAD
 from spinn_allennlp.data.tree_sources import GoldTrees
 from spinn_allennlp.modules import ChildSumTreeLSTMEncoder, SpinnEncoder
 from spinn_allennlp.modules.tree_encoder import (
@@ -23,6 +21,8 @@ from spinn_allennlp.modules.tree_encoder import (
     transitions_source,
 )
 from spinn_allennlp.testing import make_batch
+from spinn_core.output import Mode
+from spinn_core.transitions import PAD
 
 
 def two_batches(dim, dtype=torch.float64):

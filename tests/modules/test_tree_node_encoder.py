@@ -8,10 +8,10 @@ import torch
 from allennlp.common import Params
 from allennlp.common.checks import ConfigurationError
 
-from spinn_allennlp.core.batching import concat_padded
-from spinn_allennlp.core.transitions import PAD, REDUCE, SHIFT
 from spinn_allennlp.modules import SpinnTreeNodeEncoder, TreeNodeEncoder
 from spinn_allennlp.testing import random_tree_batch, recursive_tree_lstm_nodes
+from spinn_core.batching import concat_padded
+from spinn_core.transitions import PAD, REDUCE, SHIFT
 
 
 def encoder(**options):

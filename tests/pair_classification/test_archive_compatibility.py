@@ -9,7 +9,7 @@ from allennlp.predictors import Predictor
 from allennlp.training.util import evaluate
 
 from spinn_allennlp.testing import FIXTURES_ROOT
-from spinn_allennlp.testing.configs import SNLI_SAMPLE
+from tools.testing.configs import SNLI_SAMPLE
 
 ARCHIVES = FIXTURES_ROOT / "pair_classification" / "archives"
 RAW_PAIRS = FIXTURES_ROOT / "pair_classification" / "snli" / "raw_pairs.jsonl"

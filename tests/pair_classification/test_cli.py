@@ -3,11 +3,11 @@ command the project is known by (`training_config/spinn.jsonnet`)."""
 
 import json
 
-from spinn_allennlp.core.transitions import parse_tree, tree_to_transitions
 from spinn_allennlp.pair_classification.dataset_readers import SnliTransitionsReader
 from spinn_allennlp.testing import FIXTURES_ROOT, PROJECT_ROOT
-from spinn_allennlp.testing.cli import run_allennlp
-from spinn_allennlp.testing.configs import SNLI_SAMPLE, as_json, snli_small_overrides
+from spinn_core.transitions import parse_tree, tree_to_transitions
+from tools.testing.cli import run_allennlp
+from tools.testing.configs import SNLI_SAMPLE, as_json, snli_small_overrides
 
 RAW_PAIRS = FIXTURES_ROOT / "pair_classification" / "snli" / "raw_pairs.jsonl"
 

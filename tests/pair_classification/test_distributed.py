@@ -3,8 +3,8 @@
 import json
 
 from spinn_allennlp.testing import FIXTURES_ROOT, PROJECT_ROOT
-from spinn_allennlp.testing.cli import run_allennlp
-from spinn_allennlp.testing.configs import SNLI_SAMPLE, as_json, snli_config, snli_small_overrides
+from tools.testing.cli import run_allennlp
+from tools.testing.configs import SNLI_SAMPLE, as_json, snli_config, snli_small_overrides
 
 MALFORMED = FIXTURES_ROOT / "pair_classification" / "snli" / "malformed.jsonl"
 

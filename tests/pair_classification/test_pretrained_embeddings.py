@@ -6,7 +6,7 @@ import torch
 from allennlp.commands.train import train_model_from_file
 
 from spinn_allennlp.testing import FIXTURES_ROOT
-from spinn_allennlp.testing.configs import as_json, snli_config, snli_small_overrides
+from tools.testing.configs import as_json, snli_config, snli_small_overrides
 
 # A 100-word sample of GloVe 6B 300d (from allenai/allennlp-models' test fixtures, Apache-2.0).
 GLOVE = FIXTURES_ROOT / "glove" / "glove.6B.300d.sample.txt.gz"

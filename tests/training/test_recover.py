@@ -9,8 +9,8 @@ import pytest
 import torch
 
 from spinn_allennlp.testing import PROJECT_ROOT
-from spinn_allennlp.testing.cli import run_allennlp
-from spinn_allennlp.testing.configs import as_json, snli_small_overrides
+from tools.testing.cli import run_allennlp
+from tools.testing.configs import as_json, snli_small_overrides
 
 # Measures of the run itself, not of what it learned.
 NOT_COMPARED = ("training_duration", "training_start_epoch", "training_epochs", "peak_", "epoch")

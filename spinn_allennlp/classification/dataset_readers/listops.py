@@ -12,13 +12,13 @@ from spinn_allennlp.classification.listops import (
     operator_last_bracketed,
     parse_tokens,
 )
-from spinn_allennlp.core.transitions import MalformedParseError, parse_to_transitions
 from spinn_allennlp.data.dataset_readers import (
     MalformedExampleError,
     TreeDatasetReader,
     string_field,
 )
 from spinn_allennlp.data.fields import transitions_field
+from spinn_core.transitions import MalformedParseError, parse_to_transitions
 
 TREE_SHAPES = ("gold", "operator_last")
 

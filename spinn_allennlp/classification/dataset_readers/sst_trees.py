@@ -5,7 +5,6 @@ from allennlp.data import DatasetReader, Instance, Token, TokenIndexer
 from allennlp.data.fields import Field, LabelField, MetadataField, TensorField, TextField
 from allennlp.data.token_indexers import SingleIdTokenIndexer
 
-from spinn_allennlp.core.transitions import check_transitions
 from spinn_allennlp.data.dataset_readers import MalformedExampleError, TreeDatasetReader
 from spinn_allennlp.data.dataset_readers.tree_dataset_reader import Sentence
 from spinn_allennlp.data.fields import transitions_field
@@ -17,6 +16,7 @@ from spinn_allennlp.data.labeled_trees import (
 )
 from spinn_allennlp.data.tree_sources import BalancedTrees, TreeSource
 from spinn_allennlp.modules.tree_encoder import GOLD
+from spinn_core.transitions import check_transitions
 
 FINE_LABELS = ("very negative", "negative", "neutral", "positive", "very positive")
 BINARY_LABELS = ("negative", "positive")

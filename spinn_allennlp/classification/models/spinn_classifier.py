@@ -8,8 +8,6 @@ from allennlp.nn import InitializerApplicator, util
 from allennlp.training.metrics import CategoricalAccuracy
 from torch import nn
 
-from spinn_allennlp.core.policies import TransitionPolicy
-from spinn_allennlp.core.supervision import parser_predictions, transition_loss
 from spinn_allennlp.data.trees import readable_tree
 from spinn_allennlp.modules.input_checks import check_embedder_feeds_encoder
 from spinn_allennlp.modules.policy_gradient import PolicyGradient
@@ -25,6 +23,8 @@ from spinn_allennlp.modules.tree_encoder import (
     transitions_source,
 )
 from spinn_allennlp.training.metrics import ParseMetrics
+from spinn_core.policies import TransitionPolicy
+from spinn_core.supervision import parser_predictions, transition_loss
 
 
 @Model.register("spinn_classifier")

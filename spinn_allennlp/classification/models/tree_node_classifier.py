@@ -8,9 +8,6 @@ from allennlp.modules import Seq2VecEncoder, TextFieldEmbedder
 from allennlp.nn import InitializerApplicator, util
 from torch import nn
 
-from spinn_allennlp.core.output import GIVEN
-from spinn_allennlp.core.supervision import parser_predictions, transition_loss
-from spinn_allennlp.core.transitions import PAD, fold, node_spans
 from spinn_allennlp.data.trees import readable_tree
 from spinn_allennlp.modules.input_checks import check_embedder_feeds_encoder
 from spinn_allennlp.modules.tree_encoder import (
@@ -21,6 +18,9 @@ from spinn_allennlp.modules.tree_encoder import (
     transitions_source,
 )
 from spinn_allennlp.training.metrics import ParseMetrics, Share
+from spinn_core.output import GIVEN
+from spinn_core.supervision import parser_predictions, transition_loss
+from spinn_core.transitions import PAD, fold, node_spans
 
 UNLABELED = -1
 

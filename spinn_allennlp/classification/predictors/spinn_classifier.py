@@ -6,9 +6,9 @@ from allennlp.data import DatasetReader, Instance
 from allennlp.models import Model
 from allennlp.predictors import Predictor
 
-from spinn_allennlp.core.transitions import PAD
 from spinn_allennlp.data.trees import readable_tree
 from spinn_allennlp.predictors import LinePredictor
+from spinn_core.transitions import PAD
 
 
 @Predictor.register("spinn_classifier")

@@ -12,11 +12,6 @@ from allennlp.common.file_utils import cached_path
 from allennlp.common.util import is_distributed
 from allennlp.data import DatasetReader, Instance, Token, Tokenizer
 
-from spinn_allennlp.core.transitions import (
-    MalformedParseError,
-    crop_pad_left,
-    parse_to_transitions,
-)
 from spinn_allennlp.data.dataset_readers.shard_summaries import (
     MergedSummary,
     ShardedRead,
@@ -26,6 +21,11 @@ from spinn_allennlp.data.paths import resolve_data_path
 from spinn_allennlp.data.ptb import tokens_match_text
 from spinn_allennlp.data.tokenizers import PtbSpacyTokenizer
 from spinn_allennlp.data.tree_sources import TreeSource, TreeSourceError
+from spinn_core.transitions import (
+    MalformedParseError,
+    crop_pad_left,
+    parse_to_transitions,
+)
 
 logger = logging.getLogger(__name__)
 
@@ -90,6 +90,9 @@ class TreeDatasetReader(DatasetReader):
         The paper's fixed-length mode (§3.5): every sentence cropped or padded at the left to
         exactly this many tokens (pad token "@@LEFTPAD@@") and `2 * length - 1` transitions;
         a cropped tree stays a valid tree over the kept words. `None` keeps sentences whole.
+        The padding words are never reduced (a stack of trees, the sentence's on top): an
+        encoder that follows these trees takes the policy `{"type": "given", "left_padded":
+        true}` (otherwise the trees are refused as forests).
     max_length : `int`, optional (default = `None`)
         Examples with a sentence of more tokens than this are left out (counted in `dropped`)
         when reading a file; `text_to_instance` does not apply it (a predictor should answer).

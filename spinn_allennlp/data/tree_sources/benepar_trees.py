@@ -28,6 +28,19 @@ def resolve_benepar_model(model: str) -> str:
     return model
 
 
+def import_benepar() -> Any:
+    """benepar, an optional dependency (the extra "benepar"), imported when a tree is first
+    needed: it imports transformers and torch-struct, which take seconds."""
+    try:
+        import benepar
+    except ImportError as error:
+        raise ImportError(
+            'the tree source "benepar" needs the benepar package: '
+            "pip install 'spinn_allennlp[benepar]' (or pip install benepar==0.2.0)"
+        ) from error
+    return benepar
+
+
 @TreeSource.register("benepar")
 class BeneparTrees(TreeSource):
     """Trees from a benepar (Kitaev and Klein 2018) constituency parser, through the `benepar`
@@ -84,9 +97,7 @@ class BeneparTrees(TreeSource):
     def parser(self) -> Any:
         """The `benepar.Parser`, loaded on first use."""
         if self._parser is None:
-            # benepar imports transformers and torch-struct (seconds): only when a tree is needed.
-            import benepar
-
+            benepar = import_benepar()
             path = resolve_benepar_model(self.model)
             try:
                 self._parser = benepar.Parser(
@@ -158,7 +169,7 @@ class BeneparTrees(TreeSource):
             )
 
     def _input(self, tokens: List[str]) -> Any:
-        import benepar
+        benepar = import_benepar()
         from benepar.ptb_unescape import guess_space_after, ptb_unescape
 
         return benepar.InputSentence(

@@ -8,9 +8,9 @@ from typing import Dict, Iterator, List, Optional, Sequence, Tuple
 
 from allennlp.common.file_utils import cached_path
 
-from spinn_allennlp.core.transitions import MalformedParseError, parse_to_transitions
 from spinn_allennlp.data.paths import expand_path
 from spinn_allennlp.data.tree_sources.tree_source import TreeSource, TreeSourceError
+from spinn_core.transitions import MalformedParseError, parse_to_transitions
 
 logger = logging.getLogger(__name__)
 

@@ -7,10 +7,10 @@ from allennlp.common import Params
 from allennlp.data import DatasetReader
 from allennlp.models.archival import load_archive
 
-from spinn_allennlp.core.output import PREDICTED
-from spinn_allennlp.core.transitions import PAD
 from spinn_allennlp.data.paths import expand_path
 from spinn_allennlp.data.tree_sources.tree_source import TreeSource, TreeSourceError
+from spinn_core.output import PREDICTED
+from spinn_core.transitions import PAD
 
 logger = logging.getLogger(__name__)
 

@@ -5,7 +5,7 @@ from typing import List, Sequence, Union
 
 from allennlp.common import Registrable
 
-from spinn_allennlp.core.transitions import (
+from spinn_core.transitions import (
     InvalidTransitionsError,
     balanced_transitions,
     check_transitions,

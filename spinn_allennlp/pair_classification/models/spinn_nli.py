@@ -8,13 +8,6 @@ from allennlp.nn import InitializerApplicator, util
 from allennlp.training.metrics import CategoricalAccuracy
 from torch import nn
 
-from spinn_allennlp.core.policies import TransitionPolicy
-from spinn_allennlp.core.supervision import (
-    parser_predictions,
-    parser_types,
-    reduce_type_loss,
-    transition_loss,
-)
 from spinn_allennlp.data.dataset_readers import LEFT_PAD_TOKEN
 from spinn_allennlp.data.trees import readable_tree
 from spinn_allennlp.modules.input_checks import check_embedder_feeds_encoder
@@ -33,6 +26,13 @@ from spinn_allennlp.modules.tree_encoder import (
     transitions_source,
 )
 from spinn_allennlp.training.metrics import ParseMetrics
+from spinn_core.policies import TransitionPolicy
+from spinn_core.supervision import (
+    parser_predictions,
+    parser_types,
+    reduce_type_loss,
+    transition_loss,
+)
 
 
 @Model.register("spinn_nli")

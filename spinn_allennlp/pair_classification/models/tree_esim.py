@@ -3,7 +3,6 @@ from typing import Any, Dict, List
 import torch
 from allennlp.models import Model
 
-from spinn_allennlp.core.output import GIVEN
 from spinn_allennlp.data.dataset_readers import LEFT_PAD_TOKEN
 from spinn_allennlp.data.trees import readable_tree
 from spinn_allennlp.modules.tree_encoder import stack_batches, transitions_source
@@ -14,6 +13,7 @@ from spinn_allennlp.pair_classification.models.enhanced_inference import (
     EnhancedInferenceModel,
     Side,
 )
+from spinn_core.output import GIVEN
 
 
 @Model.register("tree_esim_nli")

@@ -7,13 +7,13 @@ from allennlp.data import DatasetReader, Instance, Token, TokenIndexer
 from allennlp.data.fields import Field, LabelField, MetadataField, TensorField, TextField
 from allennlp.data.token_indexers import SingleIdTokenIndexer
 
-from spinn_allennlp.core.transitions import check_transitions
 from spinn_allennlp.data.dataset_readers import MalformedExampleError, TreeDatasetReader
 from spinn_allennlp.data.dataset_readers.tree_dataset_reader import Sentence
 from spinn_allennlp.data.fields import transitions_field
 from spinn_allennlp.data.head_rules import ROOT, HeadRules
 from spinn_allennlp.data.paths import expand_path
 from spinn_allennlp.data.tree_sources import BalancedTrees, TreeSource
+from spinn_core.transitions import check_transitions
 
 logger = logging.getLogger(__name__)
 

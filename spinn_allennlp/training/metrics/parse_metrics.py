@@ -3,14 +3,14 @@ from typing import Dict, Optional
 import torch
 from allennlp.training.metrics import Metric
 
-from spinn_allennlp.core.transitions import (
+from spinn_allennlp.training.metrics.share import Share
+from spinn_core.transitions import (
     PAD,
     SHIFT,
     bracket_f1,
     is_valid,
     labeled_bracket_f1,
 )
-from spinn_allennlp.training.metrics.share import Share
 
 
 @Metric.register("parse_metrics")

@@ -14,9 +14,9 @@ from spinn_allennlp.classification.listops import (
     operator_last_bracketed,
     parse_tokens,
 )
-from spinn_allennlp.core.transitions import brackets, check_transitions, transitions_to_string
 from spinn_allennlp.data.dataset_readers import MalformedExampleError
 from spinn_allennlp.testing import FIXTURES_ROOT
+from spinn_core.transitions import brackets, check_transitions, transitions_to_string
 
 FIXTURES = FIXTURES_ROOT / "classification" / "listops"
 SAMPLE = FIXTURES / "sample.tsv"

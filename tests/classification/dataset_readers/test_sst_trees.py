@@ -6,9 +6,9 @@ import logging
 import pytest
 
 from spinn_allennlp.classification.dataset_readers import UNLABELED, SstTreesReader
-from spinn_allennlp.core.transitions import REDUCE, SHIFT, node_spans, transitions_to_string
 from spinn_allennlp.data.tree_sources import RightBranchingTrees
 from spinn_allennlp.testing import FIXTURES_ROOT
+from spinn_core.transitions import REDUCE, SHIFT, node_spans, transitions_to_string
 
 SAMPLE = FIXTURES_ROOT / "classification" / "sst" / "sst_sample.txt"
 MALFORMED = FIXTURES_ROOT / "classification" / "sst" / "malformed.txt"

@@ -10,9 +10,9 @@ from allennlp.common import Params
 from allennlp.data import DatasetReader
 
 from spinn_allennlp.classification.dataset_readers import TextClassificationTransitionsReader
-from spinn_allennlp.core.transitions import balanced_transitions, parse_to_transitions
 from spinn_allennlp.data.dataset_readers import MalformedExampleError
 from spinn_allennlp.testing import FIXTURES_ROOT
+from spinn_core.transitions import balanced_transitions, parse_to_transitions
 
 # 24 SST dev sentences (12 pos, 12 neg), every third one without its parse.
 PARSES = FIXTURES_ROOT / "classification" / "sst_dev_parses_sample.jsonl"

@@ -10,16 +10,16 @@ from allennlp.data import Batch, DatasetReader, Vocabulary
 from allennlp.models import Model
 
 from spinn_allennlp.classification.models import spinn_classifier
-from spinn_allennlp.core.transitions import PAD, is_valid
 from spinn_allennlp.testing import FIXTURES_ROOT
-from spinn_allennlp.testing.configs import (
+from spinn_allennlp.testing.model_test_case import SpinnModelTestCase
+from spinn_core.transitions import PAD, is_valid
+from tools.testing.configs import (
     LISTOPS_SAMPLE,
     LISTOPS_VARIANTS,
     as_json,
     listops_config,
     listops_small_overrides,
 )
-from spinn_allennlp.testing.model_test_case import SpinnModelTestCase
 
 
 class TestListOpsConfigs(SpinnModelTestCase):

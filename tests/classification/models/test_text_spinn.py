@@ -8,10 +8,10 @@ from allennlp.common import Params
 from allennlp.data import Batch, DatasetReader, Vocabulary
 from allennlp.models import Model
 
-from spinn_allennlp.core.transitions import PAD, is_valid
 from spinn_allennlp.testing import CONFIGS_ROOT, FIXTURES_ROOT
-from spinn_allennlp.testing.configs import as_json
 from spinn_allennlp.testing.model_test_case import SpinnModelTestCase
+from spinn_core.transitions import PAD, is_valid
+from tools.testing.configs import as_json
 
 CONFIG = CONFIGS_ROOT / "classification" / "text_spinn.jsonnet"
 SAMPLE = FIXTURES_ROOT / "classification" / "sst_dev_parses_sample.jsonl"

@@ -5,9 +5,9 @@ import torch
 from allennlp.common.testing import ModelTestCase
 
 from spinn_allennlp.classification.models.tree_node_classifier import labels_of_followed_nodes
-from spinn_allennlp.core.transitions import PAD, REDUCE, SHIFT
-from spinn_allennlp.testing.configs import SST_SAMPLE, as_json, sst_config, sst_small_overrides
 from spinn_allennlp.testing.model_test_case import SpinnModelTestCase
+from spinn_core.transitions import PAD, REDUCE, SHIFT
+from tools.testing.configs import SST_SAMPLE, as_json, sst_config, sst_small_overrides
 
 CASES = [
     ("fine", "spinn_pi_nt"),

@@ -9,9 +9,9 @@ from allennlp.models import Model
 
 from spinn_allennlp.classification.models import SpinnClassifier
 from spinn_allennlp.classification.predictors import SpinnClassifierPredictor
-from spinn_allennlp.core.transitions import is_valid
 from spinn_allennlp.testing import CONFIGS_ROOT, FIXTURES_ROOT
-from spinn_allennlp.testing.configs import (
+from spinn_core.transitions import is_valid
+from tools.testing.configs import (
     LISTOPS_SAMPLE,
     as_json,
     listops_config,

@@ -5,7 +5,7 @@ from allennlp.common.testing import ModelTestCase
 from allennlp.data import DatasetReader
 
 from spinn_allennlp.classification.predictors import TreeNodeClassifierPredictor
-from spinn_allennlp.testing.configs import SST_SAMPLE, as_json, sst_config
+from tools.testing.configs import SST_SAMPLE, as_json, sst_config
 
 
 def predictor(encoder, **overrides):

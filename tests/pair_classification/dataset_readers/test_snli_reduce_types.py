@@ -2,9 +2,9 @@
 
 import pytest
 
-from spinn_allennlp.core.transitions import REDUCE
 from spinn_allennlp.pair_classification.dataset_readers import SnliTransitionsReader
 from spinn_allennlp.testing import FIXTURES_ROOT
+from spinn_core.transitions import REDUCE
 
 FIXTURES = FIXTURES_ROOT / "pair_classification" / "snli"
 

@@ -12,7 +12,11 @@ from allennlp.data import Batch, DatasetReader, Vocabulary
 from allennlp.data.data_loaders import MultiProcessDataLoader
 from allennlp.data.dataset_readers.dataset_reader import WorkerInfo
 
-from spinn_allennlp.core.transitions import (
+from spinn_allennlp.data.dataset_readers import LEFT_PAD_TOKEN
+from spinn_allennlp.data.tree_sources import RightBranchingTrees, TreeSource
+from spinn_allennlp.pair_classification.dataset_readers import SnliTransitionsReader
+from spinn_allennlp.testing import FIXTURES_ROOT
+from spinn_core.transitions import (
     PAD,
     REDUCE,
     SHIFT,
@@ -21,10 +25,6 @@ from spinn_allennlp.core.transitions import (
     left_branching_transitions,
     right_branching_transitions,
 )
-from spinn_allennlp.data.dataset_readers import LEFT_PAD_TOKEN
-from spinn_allennlp.data.tree_sources import RightBranchingTrees, TreeSource
-from spinn_allennlp.pair_classification.dataset_readers import SnliTransitionsReader
-from spinn_allennlp.testing import FIXTURES_ROOT
 
 FIXTURES = FIXTURES_ROOT / "pair_classification" / "snli"
 SAMPLE = FIXTURES / "snli_sample.jsonl"

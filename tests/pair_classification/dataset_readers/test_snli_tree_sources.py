@@ -11,17 +11,17 @@ from allennlp.common import Params
 from allennlp.common.checks import ConfigurationError
 from allennlp.data import DatasetReader
 
-from spinn_allennlp.core.transitions import (
+from spinn_allennlp.data.tree_sources import GoldTrees, TreeSource
+from spinn_allennlp.pair_classification.dataset_readers import SnliTransitionsReader
+from spinn_allennlp.testing import FIXTURES_ROOT
+from spinn_core.transitions import (
     balanced_transitions,
     is_valid,
     left_branching_transitions,
     right_branching_transitions,
 )
-from spinn_allennlp.data.tree_sources import GoldTrees, TreeSource
-from spinn_allennlp.pair_classification.dataset_readers import SnliTransitionsReader
-from spinn_allennlp.testing import FIXTURES_ROOT
-from spinn_allennlp.testing.benepar import tiny_benepar
-from spinn_allennlp.testing.configs import SNLI_SAMPLE
+from tools.testing.benepar import tiny_benepar
+from tools.testing.configs import SNLI_SAMPLE
 
 RAW_PAIRS = FIXTURES_ROOT / "pair_classification" / "snli" / "raw_pairs.jsonl"
 LOGGER = "spinn_allennlp.data.dataset_readers.tree_dataset_reader"

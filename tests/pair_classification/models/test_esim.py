@@ -5,13 +5,13 @@ from allennlp.data import Vocabulary
 from allennlp.models import Model
 
 from spinn_allennlp.pair_classification.dataset_readers import SnliTransitionsReader
-from spinn_allennlp.testing.configs import (
+from spinn_allennlp.testing.model_test_case import SpinnModelTestCase
+from tools.testing.configs import (
     SNLI_SAMPLE,
     as_json,
     attention_small_overrides,
     snli_config,
 )
-from spinn_allennlp.testing.model_test_case import SpinnModelTestCase
 
 
 class TestEsim(SpinnModelTestCase):

@@ -9,13 +9,13 @@ from allennlp.models.archival import load_archive
 from spinn_allennlp.pair_classification.dataset_readers import SnliTransitionsReader
 from spinn_allennlp.pair_classification.models import HimNli
 from spinn_allennlp.pair_classification.models.him import archive_him
-from spinn_allennlp.testing.configs import (
+from spinn_allennlp.testing.model_test_case import SpinnModelTestCase, archive_untrained
+from tools.testing.configs import (
     SNLI_SAMPLE,
     as_json,
     attention_small_overrides,
     snli_config,
 )
-from spinn_allennlp.testing.model_test_case import SpinnModelTestCase, archive_untrained
 
 
 class TestHim(SpinnModelTestCase):

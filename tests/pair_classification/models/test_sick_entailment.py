@@ -1,14 +1,14 @@
 """SICK entailment through the NLI model (its shipped config), on real SICK rows."""
 
 from spinn_allennlp import plugin  # noqa: F401  (registers the sick reader and the NLI model)
-from spinn_allennlp.testing.configs import (
+from spinn_allennlp.testing.model_test_case import SpinnModelTestCase
+from tools.testing.configs import (
     SICK_SAMPLE,
     SICK_SMALL,
     SNLI_ENCODER_SIZES,
     as_json,
     sick_entailment_config,
 )
-from spinn_allennlp.testing.model_test_case import SpinnModelTestCase
 
 
 class TestSickEntailment(SpinnModelTestCase):

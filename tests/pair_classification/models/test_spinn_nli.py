@@ -11,19 +11,19 @@ from allennlp.data import Batch, Vocabulary
 from allennlp.data.samplers import BucketBatchSampler
 from allennlp.models import Model
 
-from spinn_allennlp.core.transitions import PAD, balanced_transitions, is_valid
 from spinn_allennlp.data.dataset_readers import LEFT_PAD_TOKEN
 from spinn_allennlp.modules.spinn_encoder import UNTRAINED_PARSER_BATCHES
 from spinn_allennlp.pair_classification.dataset_readers import SnliTransitionsReader
 from spinn_allennlp.testing import FIXTURES_ROOT
-from spinn_allennlp.testing.configs import (
+from spinn_allennlp.testing.model_test_case import SpinnModelTestCase
+from spinn_core.transitions import PAD, balanced_transitions, is_valid
+from tools.testing.configs import (
     SNLI_ENCODER_SIZES,
     SNLI_SAMPLE,
     as_json,
     snli_config,
     snli_small_overrides,
 )
-from spinn_allennlp.testing.model_test_case import SpinnModelTestCase
 
 
 class TestSpinnNliConfigs(SpinnModelTestCase):

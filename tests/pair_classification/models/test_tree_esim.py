@@ -8,16 +8,16 @@ from allennlp.common.checks import ConfigurationError
 from allennlp.data import Batch
 from allennlp.models import Model
 
-from spinn_allennlp.core.transitions import PAD
 from spinn_allennlp.data.tree_sources import RightBranchingTrees
 from spinn_allennlp.pair_classification.dataset_readers import SnliTransitionsReader
-from spinn_allennlp.testing.configs import (
+from spinn_allennlp.testing.model_test_case import SpinnModelTestCase
+from spinn_core.transitions import PAD
+from tools.testing.configs import (
     SNLI_SAMPLE,
     as_json,
     attention_small_overrides,
     snli_config,
 )
-from spinn_allennlp.testing.model_test_case import SpinnModelTestCase
 
 
 class TestTreeEsim(SpinnModelTestCase):

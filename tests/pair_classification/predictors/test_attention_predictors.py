@@ -11,8 +11,8 @@ from allennlp.predictors import Predictor
 from spinn_allennlp.pair_classification.dataset_readers import SnliTransitionsReader
 from spinn_allennlp.pair_classification.models.him import archive_him
 from spinn_allennlp.pair_classification.predictors import SpinnNliPredictor
-from spinn_allennlp.testing.configs import SNLI_SAMPLE, attention_small_overrides, snli_config
 from spinn_allennlp.testing.model_test_case import archive_untrained
+from tools.testing.configs import SNLI_SAMPLE, attention_small_overrides, snli_config
 
 LABELS = {"entailment", "neutral", "contradiction"}
 

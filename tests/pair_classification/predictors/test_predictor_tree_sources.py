@@ -8,18 +8,18 @@ from allennlp.data import Vocabulary
 from allennlp.models.archival import load_archive
 from allennlp.predictors import Predictor
 
-from spinn_allennlp.core.transitions import (
-    balanced_transitions,
-    left_branching_transitions,
-    transitions_to_string,
-)
 from spinn_allennlp.data.tokenizers import PtbSpacyTokenizer
 from spinn_allennlp.data.tree_sources import BeneparTrees, SpinnParserTrees
 from spinn_allennlp.pair_classification.dataset_readers import SnliTransitionsReader
 from spinn_allennlp.testing import FIXTURES_ROOT
-from spinn_allennlp.testing.benepar import tiny_benepar
-from spinn_allennlp.testing.configs import SNLI_SAMPLE, snli_config, snli_small_overrides
 from spinn_allennlp.testing.model_test_case import archive_untrained
+from spinn_core.transitions import (
+    balanced_transitions,
+    left_branching_transitions,
+    transitions_to_string,
+)
+from tools.testing.benepar import tiny_benepar
+from tools.testing.configs import SNLI_SAMPLE, snli_config, snli_small_overrides
 
 # A small full SPINN (with its parser) trained on the SNLI sample, archived by version 0.1.0.
 SPINN_ARCHIVE = str(FIXTURES_ROOT / "pair_classification" / "archives" / "spinn_v0.1.0.tar.gz")

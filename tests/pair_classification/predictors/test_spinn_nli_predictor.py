@@ -8,7 +8,7 @@ from allennlp.predictors import Predictor
 
 from spinn_allennlp.pair_classification.predictors import SpinnNliPredictor
 from spinn_allennlp.testing import FIXTURES_ROOT
-from spinn_allennlp.testing.configs import SNLI_SAMPLE
+from tools.testing.configs import SNLI_SAMPLE
 
 ARCHIVE = FIXTURES_ROOT / "pair_classification" / "archives" / "spinn_v0.1.0.tar.gz"
 

@@ -8,10 +8,10 @@ from typing import List, Sequence
 import pytest
 from allennlp.common.checks import ConfigurationError
 
-from spinn_allennlp.core.transitions import REDUCE, SHIFT, is_valid
 from spinn_allennlp.data.tree_sources import BalancedTrees, TreeSource
 from spinn_allennlp.relatedness.dataset_readers import SickReader
 from spinn_allennlp.testing import FIXTURES_ROOT
+from spinn_core.transitions import REDUCE, SHIFT, is_valid
 
 SAMPLE = FIXTURES_ROOT / "relatedness" / "sick" / "sick_sample.txt"
 MALFORMED = FIXTURES_ROOT / "relatedness" / "sick" / "malformed.txt"

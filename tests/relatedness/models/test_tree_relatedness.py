@@ -6,13 +6,13 @@ from allennlp.common.testing import ModelTestCase
 from scipy import stats
 
 from spinn_allennlp.relatedness.models import sparse_target
-from spinn_allennlp.testing.configs import (
+from spinn_allennlp.testing.model_test_case import SpinnModelTestCase
+from tools.testing.configs import (
     SICK_SAMPLE,
     as_json,
     sick_config,
     sick_small_overrides,
 )
-from spinn_allennlp.testing.model_test_case import SpinnModelTestCase
 
 
 class TestTreeRelatednessConfigs(SpinnModelTestCase):

@@ -5,7 +5,7 @@ from allennlp.common.testing import ModelTestCase
 from allennlp.data import DatasetReader
 
 from spinn_allennlp.relatedness.predictors import TreeRelatednessPredictor
-from spinn_allennlp.testing.configs import SICK_SAMPLE, sick_config
+from tools.testing.configs import SICK_SAMPLE, sick_config
 
 
 def test_raw_pairs_and_bad_lines():

@@ -12,8 +12,8 @@ from allennlp.commands.train import train_model_from_file
 from allennlp.common.checks import ConfigurationError
 from allennlp.training.callbacks import TrainerCallback
 
-from spinn_allennlp.testing.configs import as_json, listops_config, listops_small_overrides
 from spinn_allennlp.training.callbacks import ModuleGradientClipping
+from tools.testing.configs import as_json, listops_config, listops_small_overrides
 
 
 class TwoParts(torch.nn.Module):

@@ -8,7 +8,7 @@ from allennlp.commands.train import train_model_from_file
 from allennlp.common.checks import ConfigurationError
 
 from spinn_allennlp.modules.policy_gradient import UNTAKEN_LIMIT, ParserUpdate
-from spinn_allennlp.testing.configs import as_json, listops_config, listops_small_overrides
+from tools.testing.configs import as_json, listops_config, listops_small_overrides
 
 ONE_BATCH = {"data_loader": {"batch_sampler": None, "batch_size": 1000}}
 WITHOUT_CALLBACK = {"trainer.callbacks": [{"type": "restore_random_state"}]}

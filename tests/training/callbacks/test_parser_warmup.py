@@ -9,7 +9,7 @@ from allennlp.commands.train import train_model_from_file
 from allennlp.common.checks import ConfigurationError
 
 from spinn_allennlp.modules.policy_gradient import ParserUpdate
-from spinn_allennlp.testing.configs import as_json, listops_config, listops_small_overrides
+from tools.testing.configs import as_json, listops_config, listops_small_overrides
 
 # 24 lines in batches of 4; gradient clipping that never acts (its norm would count the
 # gradients the lr-0 parser still gets).
