@@ -107,8 +107,8 @@ def build_trainer(name: str, args: argparse.Namespace, workdir: Path) -> Gradien
     folder = name.replace(":", "_")
     name, _, variant = name.partition(":")
     if variant == "graphs":
-        overrides["model.encoder.cuda_graphs"] = True
-        overrides["model.encoder.graph_batch_size"] = BATCH_SIZE
+        # A whole block: an override can add a key, not a dotted path below a missing one.
+        overrides["model.encoder.speed"] = {"cuda_graphs": True, "graph_batch_size": BATCH_SIZE}
     elif variant == "packed":
         # The ListOps LSTM as AllenNLP's own encoder runs it (packed batches).
         overrides["model.encoder.type"] = "lstm"

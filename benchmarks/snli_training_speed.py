@@ -97,8 +97,8 @@ def build_trainer(config: str, args: argparse.Namespace, workdir: Path) -> Gradi
     if variant == "separate":
         overrides["model.encode_pairs_together"] = False
     elif variant == "graphs":
-        overrides["model.encoder.cuda_graphs"] = True
-        overrides["model.encoder.graph_batch_size"] = 64
+        # A whole block: an override can add a key, not a dotted path below a missing one.
+        overrides["model.encoder.speed"] = {"cuda_graphs": True, "graph_batch_size": 64}
     elif variant:
         raise ValueError(f"unknown config variant {variant!r} in {config!r}")
     path = CONFIGS_ROOT / "pair_classification" / f"{name}.jsonnet"

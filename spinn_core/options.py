@@ -1,8 +1,9 @@
-"""Which settings go together: every rule in one place, each message naming the setting to
-change (the names are the ``"spinn"`` encoder's config keys).
+"""Which arguments of the core go together, each message naming the one to change.
 
-:func:`check_options` runs once when a model is built; :func:`check_policy` before each pass,
-for what depends on the call (the policy and the tensors passed).
+:func:`check_options` runs once when a :class:`~spinn_core.spinn.Spinn` is built;
+:func:`check_policy` before each pass, for what depends on the call (the policy and the
+tensors passed). The ``spinn`` encoder's config has its own rule book, on its keys
+(``spinn_allennlp.modules.encoder_settings``), checked before the core is built.
 """
 
 from spinn_core.cells import COMPOSITIONS
@@ -23,17 +24,11 @@ def check_options(
     leaf: str = "projection",
     reduce_types: int = 0,
     summary_dim: int = 0,
-    self_transition_prob: float = 0.0,
-    soft_stack: bool = False,
-    transition_loss_weight: float = 0.0,
-    parser_temperature: float = 1.0,
-    strength_entropy_weight: float = 0.0,
-    gumbel_straight_through: bool = False,
-    has_own_parser: bool = False,
 ) -> None:
-    """Raises ValueError for settings that cannot work together, naming the one to change.
-    ``has_own_parser``: the encoder has a parser with a network of its own (its ``parser``
-    block), which chooses the trees instead of ``predict_transitions``."""
+    """Raises ValueError for arguments of the core's :class:`~spinn_core.spinn.Spinn` that
+    cannot work together, naming the one to change. (The ``spinn`` encoder's own settings —
+    its blocks, policies and loss weights — have their rule book in
+    ``spinn_allennlp.modules.encoder_settings``.)"""
     if input_dim < 1 or hidden_dim < 1:
         raise ValueError(
             f"input_dim and hidden_dim must be positive, got {input_dim}, {hidden_dim}"
@@ -55,46 +50,10 @@ def check_options(
     for what, asked in needs_tracker.items():
         if asked and tracking_dim <= 0:
             raise ValueError(f"{what} needs a tracking LSTM: set tracking_dim > 0")
-    if has_own_parser:
-        own_parser_excludes = {
-            "predict_transitions=true (the parser block is the parser)": predict_transitions,
-            "soft_stack=true (the parser block drives a discrete stack)": soft_stack,
-            "reduce_types > 0 (the parser block predicts no REDUCE types)": reduce_types > 0,
-        }
-        for what, asked in own_parser_excludes.items():
-            if asked:
-                raise ValueError(f"a parser block does not go with {what}: leave it out")
-    needs_parser = {
-        "transition_loss_weight": transition_loss_weight != 0,
-        "self_transition_prob > 0": self_transition_prob > 0,
-        "soft_stack=true": soft_stack,
-    }
-    for what, asked in needs_parser.items():
-        if asked and not (predict_transitions or has_own_parser):
-            raise ValueError(f"{what} needs predict_transitions=true or a parser block")
-    if parser_temperature <= 0:
-        raise ValueError(f"parser_temperature must be positive, got {parser_temperature}")
-    if strength_entropy_weight and not soft_stack:
-        raise ValueError("strength_entropy_weight needs soft_stack=true (strengths to sharpen)")
-    if gumbel_straight_through:
-        if not soft_stack:
-            raise ValueError("gumbel_straight_through runs on the soft stack: set soft_stack=true")
-        if strength_entropy_weight:
-            raise ValueError(
-                "strength_entropy_weight does nothing with gumbel_straight_through (its "
-                "strengths are already 0 or 1): set it to 0"
-            )
-    if not 0.0 <= self_transition_prob <= 1.0:
-        raise ValueError(f"self_transition_prob must be in [0, 1], got {self_transition_prob}")
     if not 0.0 <= projection_dropout < 1.0:
         raise ValueError(
             f"projection_dropout is a drop rate in [0, 1), got {projection_dropout} (the "
             "paper's tables give keep rates: drop = 1 - keep)"
-        )
-    if soft_stack and summary_dim:
-        raise ValueError(
-            "stack and buffer summaries are not implemented on the soft stack: set "
-            "summary_dim = 0 or soft_stack = false"
         )
     if leaf == "cell":
         if node_input_dim != input_dim:

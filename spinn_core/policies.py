@@ -330,6 +330,12 @@ class BeamMixture(TransitionPolicy):
     how well it alone explains the label (a model that does not know reads the roots'
     mixture, as with ``"roots"``).
 
+    ``gumbel_scale`` (exploration in training): which candidates survive a step is decided
+    by their scores plus this scale times fresh Gumbel noise (at 1, a Gumbel-top-k draw of
+    the step's continuations: the beam holds likely trees, not only the most likely), while
+    the surviving paths keep their true scores, by which they are mixed and ranked. 0 (the
+    default) is the hard top-k. A beam that holds every tree mixes the same whatever the noise.
+
     Types: the type classifier's most probable. ``scores``: each row's score so far (sorted
     rows), carrying gradients; ``history``: per step, the logits read and the rows continued,
     from which :meth:`path_logits` recovers the logits along each final row's path."""
@@ -342,7 +348,13 @@ class BeamMixture(TransitionPolicy):
 
     MIXES = ("roots", "predictions")
 
-    def __init__(self, width: int, soft_top_k: bool = False, mix: str = "roots") -> None:
+    def __init__(
+        self, width: int, soft_top_k: bool = False, mix: str = "roots", gumbel_scale: float = 0.0
+    ) -> None:
+        if gumbel_scale < 0:
+            raise ValueError(f"beam_mixture's gumbel_scale must be >= 0, got {gumbel_scale}")
+        if gumbel_scale and soft_top_k:
+            raise ValueError("beam_mixture's gumbel_scale and soft_top_k do not go together")
         if width < 1:
             raise ValueError(f"beam_mixture's width must be at least 1, got {width}")
         if soft_top_k and width < 2:
@@ -352,6 +364,7 @@ class BeamMixture(TransitionPolicy):
         self.width = width
         self.soft_top_k = soft_top_k
         self.mix = mix
+        self.gumbel_scale = gumbel_scale
         self.scores: Optional[torch.Tensor] = None
         self.history: List[Tuple[torch.Tensor, torch.Tensor]] = []
 
@@ -367,6 +380,8 @@ class BeamMixture(TransitionPolicy):
         candidates = beam_candidates(step, self.scores[:k], self.width)
         if self.soft_top_k:
             best, index = _one_soft_top_k(candidates, self.width)
+        elif self.gumbel_scale:
+            best, index = _perturbed_top_k(candidates, self.width, self.gumbel_scale)
         else:
             best, index = candidates.topk(self.width, dim=1)
         parents, action = follow_candidates(step, index, self.width)
@@ -393,7 +408,22 @@ class BeamMixture(TransitionPolicy):
     def __repr__(self) -> str:
         soft = ", soft_top_k=True" if self.soft_top_k else ""
         mix = ", mix='predictions'" if self.mix == "predictions" else ""
-        return f"BeamMixture(width={self.width}{soft}{mix})"
+        noise = f", gumbel_scale={self.gumbel_scale}" if self.gumbel_scale else ""
+        return f"BeamMixture(width={self.width}{soft}{mix}{noise})"
+
+
+def _perturbed_top_k(
+    candidates: torch.Tensor, width: int, scale: float
+) -> Tuple[torch.Tensor, torch.Tensor]:
+    """(scores, index), each (groups, width): the ``width`` candidates with the highest score
+    plus ``scale`` times Gumbel noise, ranked by their true scores (which they keep). -inf
+    candidates stay -inf, so they come last, as in the hard cut."""
+    uniform = torch.rand_like(candidates).clamp(min=torch.finfo(candidates.dtype).tiny)
+    keys = candidates.detach() - scale * torch.log(-torch.log(uniform))
+    _, index = keys.topk(width, dim=1)
+    chosen = candidates.gather(1, index)
+    order = chosen.detach().argsort(dim=1, descending=True)
+    return chosen.gather(1, order), index.gather(1, order)
 
 
 def _one_soft_top_k(candidates: torch.Tensor, width: int) -> Tuple[torch.Tensor, torch.Tensor]:

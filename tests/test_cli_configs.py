@@ -45,7 +45,7 @@ TEXT_SMALL = {
     "model.text_field_embedder.token_embedders.tokens.embedding_dim": 12,
     "model.encoder.input_dim": 12,
     "model.encoder.hidden_dim": 10,
-    "model.encoder.tracking_dim": 6,
+    "model.encoder.tracker.tracking_dim": 6,
     "model.mlp_dim": 8,
     "trainer.num_epochs": 2,
     "data_loader.batch_sampler.batch_size": 8,

@@ -297,7 +297,7 @@ def test_committed_job_lists_name_configs_that_build_with_their_overrides():
             )
             # An empty vocabulary: a parser block with embeddings of its own reads its size.
             encoder = Seq2VecEncoder.from_params(params["model"]["encoder"], vocab=Vocabulary())
-            expected = overrides.get("model.encoder.mixed_precision")
+            expected = overrides.get("model.encoder.speed", {}).get("mixed_precision")
             # (An encoder other than spinn, e.g. the LSTM, has no such setting.)
             assert getattr(encoder, "mixed_precision", None) == expected, name
 

@@ -1,12 +1,21 @@
 import contextlib
 import dataclasses
 import logging
-from typing import Any, Dict, List, Optional
+from typing import Any, Dict, List, Optional, Union
 
 import torch
+from allennlp.common import Params
 from allennlp.data import Vocabulary
 from allennlp.modules.seq2vec_encoders import Seq2VecEncoder
 
+from spinn_allennlp.modules.encoder_settings import (
+    DEFAULT_TYPE_DIM,
+    ProjectionSettings,
+    SpeedSettings,
+    TrackerSettings,
+    check_encoder_settings,
+    translate_legacy_keys,
+)
 from spinn_allennlp.modules.input_checks import word_mask
 from spinn_allennlp.modules.own_parser import OwnParser
 from spinn_allennlp.modules.tree_encoder import (
@@ -18,34 +27,24 @@ from spinn_allennlp.modules.tree_encoder import (
     with_default_trees,
 )
 from spinn_core.batching import check_transitions_tensor
-from spinn_core.options import check_options
 from spinn_core.output import SpinnOutput
 from spinn_core.parser_network import ParserNetwork
-from spinn_core.policies import (
-    BeamSearch,
-    Given,
-    Greedy,
-    Mixed,
-    SoftStrengths,
-    StraightThroughGumbel,
-    TransitionPolicy,
-)
+from spinn_core.policies import Given, Greedy, TransitionPolicy
 from spinn_core.policy_registry import policy_from_config
 from spinn_core.spinn import Spinn
-from spinn_core.supervision import (
-    GradientProbe,
-    attach_loss,
-    strength_entropy,
-    transition_loss,
-)
+from spinn_core.supervision import GradientProbe, attach_loss, strength_entropy, transition_loss
 
 logger = logging.getLogger(__name__)
 
 # Training batches after which a parser that has received no gradient is reported.
 UNTRAINED_PARSER_BATCHES = 20
 
-# The encoder's `mixed_precision` values and the autocast dtype of each.
+
+# The encoder's `speed.mixed_precision` values and the autocast dtype of each.
 MIXED_PRECISION: Dict[Optional[str], Optional[torch.dtype]] = {None: None, "bf16": torch.bfloat16}
+
+# A policy as a config gives it (`{"type": name, ...}`) or, from Python, the policy itself.
+PolicySetting = Union[Dict[str, Any], TransitionPolicy]
 
 
 def _float32_outputs(output: SpinnOutput) -> SpinnOutput:
@@ -64,20 +63,19 @@ class SpinnEncoder(TreeEncoder):
     """SPINN (Bowman et al. 2016): encodes a sentence by shift-reduce TreeLSTM composition over a
     binary tree, with a thin stack batched over sentences.
 
-    Which tree: the `transitions` passed to `forward`/`encode` (gold parses from a reader such as
-    `snli_transitions`); with `predict_transitions`, the encoder's own parser when no
-    transitions are given, and at evaluation time unless `parse_at_test_time` is false; with
-    neither, the balanced binary tree over the words. So `"type": "spinn"` also works in
-    configs that know nothing of trees (`basic_classifier`).
-
-    The paper's variants (Table 3): `tracking_dim = 0` is SPINN-PI-NT (exactly a TreeLSTM);
-    `tracking_dim > 0` is SPINN-PI; adding `predict_transitions = true` gives the full SPINN.
+    A variant is its parts: no `tracker` is SPINN-PI-NT (exactly a TreeLSTM); a `tracker` is
+    SPINN-PI; a tracker with `predict_transitions` (or a `parser` block) is the full SPINN.
+    How trees are made is the pair `training_policy` / `evaluation_policy` alone
+    (`spinn_core.policies`; docs/configuration.md shows each paper variant). Without
+    transitions a parser-less encoder composes the balanced binary tree, so `"type": "spinn"`
+    also works in configs that know nothing of trees (`basic_classifier`); an encoder with a
+    parser follows its own (greedy) parse wherever no tree is given.
 
     Input shape: (batch_size, num_tokens, input_dim) with a mask of real tokens first (`None`:
-    every position is a word, as in AllenNLP's own encoders); output shape: (batch_size,
-    hidden_dim). `encode` returns the whole `SpinnOutput`.
-
-    Registered as a `Seq2VecEncoder` with name "spinn".
+    every position is a word); output shape: (batch_size, hidden_dim). `encode` returns the
+    whole `SpinnOutput`. The keys of 0.1 and 0.2 configs (`tracking_dim`, `soft_stack`,
+    `beam_size`, ...) are translated with a warning naming the new form
+    (`encoder_settings.translate_legacy_keys`). Registered as a `Seq2VecEncoder` "spinn".
 
     # Parameters
 
@@ -85,255 +83,112 @@ class SpinnEncoder(TreeEncoder):
         Size of the word vectors.
     hidden_dim : `int`
         D, the size of a tree node's h (and c): the output size.
-    tracking_dim : `int`, optional (default = `0`)
-        Size of the tracking LSTM (§3.3); 0 for none.
-    predict_transitions : `bool`, optional (default = `False`)
-        A transition classifier on the tracker's state (eq. 5); needs `tracking_dim > 0`.
-        Something must train it with gold transitions: a model that calls `encode` and adds
-        `core.supervision.transition_loss` (as `spinn_nli` does), or this encoder itself with
-        `transition_loss_weight` when gold transitions reach `forward`. If no gradient has
-        reached the parser after 20 training batches, a warning says so (once).
-    parse_at_test_time : `bool`, optional (default = `True` with a parser)
-        With a parser: follow its own parse at evaluation even when gold transitions are given.
-        Setting it on an encoder without a parser is an error (it would not be read).
-    self_transition_prob : `float`, optional (default = `0.0`)
-        With a parser, in training: the chance per step of following its own prediction instead
-        of the gold transition (NSHRDLU Model 2; the `self_transition_schedule` callback moves
-        it from teacher forcing to the model's own predictions during training).
-    soft_stack : `bool`, optional (default = `False`)
-        With a parser: run on a soft stack and buffer whose strengths are the parser's
-        probabilities (`core/soft_stack.py`), so the task's loss reaches the parser (NSHRDLU
-        Models 3 and 4; whether the model also trains the parser on gold transitions is the
-        model's `transition_loss_weight`). Given transitions are never followed; the output's
-        `transitions` are the discrete tree the soft pass prefers.
-    soft_at_test_time : `bool`, optional (default = `True` with `soft_stack`)
-        With `soft_stack`: run the soft stack at evaluation too; false runs the discrete stack
-        on the parser's greedy choices instead. Setting it without `soft_stack`, or to true
-        with `gumbel_straight_through` (which always evaluates on the discrete stack), is an
-        error.
-    composition : `str`, optional (default = `"treelstm"`)
-        `"treelstm"` (eq. 1-3) or `"treernn"` (the blog post's tanh layer).
-    projection_dropout : `float`, optional (default = `0.0`)
-        Drop rate on the projected words (eq. 4).
-    projection_batch_norm : `bool`, optional (default = `False`)
-        Batch normalisation of the projected words, over real tokens only.
-    levelwise : `bool`, optional (default = `True`)
-        SPINN-PI-NT with given transitions: compose one tree level at a time, batch-wide
-        (same function, fewer and larger calls).
-    reduce_types : `int`, optional (default = `0`)
-        Typed REDUCE (NSHRDLU §3.3), with tracking: the number of REDUCE types (e.g. 8 for the
-        `snli_transitions` reader's `reduce_types`). Each type has a learned embedding that
-        joins the composition's input next to the tracker's state, so the composition depends
-        on the type through its gates (a type-specific shift of every gate; one weight slice
-        per type would multiply the composition's parameters by the number of types and starve
-        the rare ones). With a parser, a classifier on the tracker's state predicts the type
-        (train it with `core.supervision.reduce_type_loss`).
-    type_dim : `int`, optional (default = `16`)
-        Size of the type embedding.
-    parser_temperature : `float`, optional (default = `1.0`)
-        With `soft_stack`: the strengths are the parser's softmax at this temperature; the
-        `parser_temperature_schedule` callback anneals it, so that the strengths approach 0 and
-        1 and the soft pass comes to follow one tree.
-    strength_entropy_weight : `float`, optional (default = `0.0`)
-        With `soft_stack`, in training: adds this weight times the mean binary entropy of the
-        strengths (over the batch's steps) to whatever loss the model backpropagates through
-        the sentence vectors, pushing each step towards a clear SHIFT or REDUCE.
-    gumbel_straight_through : `bool`, optional (default = `False`)
-        With `soft_stack`, in training: straight-through Gumbel-softmax instead of soft
-        strengths (`core.policies.StraightThroughGumbel`): each step's move is drawn from the
-        parser's softmax and followed exactly (strengths 0 or 1, a discrete stack), while the
-        gradient is that of the Gumbel softmax at `parser_temperature`. Evaluation runs the
-        discrete stack on the parser's greedy moves (`soft_at_test_time` is not read).
-    composition_reads_tracker : `bool`, optional (default = `True`)
-        With tracking: whether the tracker's state joins the composition's input (§3.3). False
-        makes the composition a plain TreeLSTM over the two children, and the tracker the
-        parser's own network: for a parser that learns from the task alone, the trees are then
-        the only way word order reaches the sentence vector (a tracker feeding every node can
-        carry it past any tree, right-branching ones included).
-    parser_trains_nodes : `bool`, optional (default = `True`)
-        With tracking: whether gradients pass from the tracker back into the nodes it reads
-        (the words' and the stack's vectors). False detaches them: the parser's losses (the
-        transition loss, REINFORCE's and PPO's terms) then train the parser's own network only,
-        never the composition, the leaf projection or the embeddings, which only the task's
-        loss trains (Havrylov et al. 2019's disjoint syntax and semantics). For a parser
-        trained by the task alone: otherwise its term also sharpens the nodes it reads, at the
-        composition's larger learning rate. The values computed do not change.
-    summary_dim : `int`, optional (default = `0`)
-        With tracking: the tracker also reads LSTM summaries of the whole stack (a stack LSTM,
-        as Dyer et al. 2015) and of the whole buffer, each of this size (NSHRDLU §3.1); 0 for
-        the paper's three inputs only. Not with `soft_stack`.
-    transition_loss_weight : `float`, optional (default = `0.0`)
-        With a parser: when gold transitions reach `forward` in training, the encoder adds this
-        weight times the transition loss (eq. 7's term, averaged over steps) to whatever loss
-        the model backpropagates through the sentence vectors. So any model whose reader gives
-        the encoder `transitions` trains the parser with no code of its own. (The reported
-        loss does not include it.) Leave 0 when the model adds the loss itself, as `spinn_nli`
-        does through `encode`.
-    beam_size : `int`, optional (default = `1`)
-        With a parser, at evaluation: where the encoder follows its own parse, the most
-        probable tree a beam search of this width finds (`core.runners.beam`) instead of the
-        greedy one; 1 is greedy. Costs about `beam_size` + 1 greedy passes. Training is not
-        affected, so a trained model can be evaluated with a beam by overriding it:
-        `allennlp evaluate ... --overrides '{"model.encoder.beam_size": 4}'` (for `spinn_nli`
-        and `spinn_classifier`, whose encoder is `model.encoder`).
+    tracker : `TrackerSettings`, optional (default = `None`)
+        The tracking LSTM and the parser on its state: `tracking_dim`, `predict_transitions`,
+        `reduce_types`, `type_dim`, `summary_dim`, `composition_reads_tracker`,
+        `parser_trains_nodes` (`encoder_settings.TrackerSettings`).
     parser : `OwnParser`, optional (default = `None`)
-        A parser with a network of its own (`modules/own_parser.py`): it chooses the trees
-        (as `predict_transitions` would, which stays false), and the encoder's own layers are
-        the task's composition alone, following its trees: level by level for SPINN-PI-NT.
-        Its parameters are `parser_parameters()` (`_encoder.parser.` in a model's parameter
-        names).
-    training_policy : `Dict[str, Any]`, optional (default = `None`)
-        The transition policy the encoder follows in training, instead of the one its other
-        settings choose: `{"type": NAME, ...its arguments}`, NAME one of `"given"`,
-        `"greedy"`, `"beam_search"` (`width`), `"mixed"` (`self_transition_prob`),
-        `"sampled"` (`temperature`), `"soft"`, `"straight_through_gumbel"`, or a policy of
-        your own registered with `core.policy_registry.register_policy` (docs/design.md).
-        A model's `policy_gradient` chooses the training trees itself: not with it.
-    evaluation_policy : `Dict[str, Any]`, optional (default = `None`)
-        The same at evaluation and prediction (instead of the greedy parse, the beam, the
-        soft stack or the given trees).
+        A parser with a network of its own (`modules/own_parser.py`); the encoder's own layers
+        are then the task's composition alone, following its trees.
+    composition : `str`, optional (default = `"treelstm"`)
+        `"treelstm"` (eq. 1-3) or `"treernn"` (a tanh layer).
+    projection : `ProjectionSettings`, optional (default = no dropout, no batch norm)
+        The leaves' projection (eq. 4): `dropout`, `batch_norm`.
+    training_policy : `Dict[str, Any]`, optional (default = `{"type": "given"}`)
+        How trees are made in training: `{"type": NAME, ...its arguments}`, NAME one of
+        `"given"`, `"greedy"`, `"mixed"` (`self_transition_prob`), `"sampled"`, `"soft"`
+        (`temperature`), `"straight_through_gumbel"` (`temperature`), `"beam_search"`,
+        `"beam_mixture"` (`width`, `soft_top_k`, `mix`), or one registered with
+        `spinn_core.policy_registry.register_policy`. A model's `policy_gradient` chooses the
+        training trees itself: not with it.
+    evaluation_policy : `Dict[str, Any]`, optional (default = greedy with a parser, else given)
+        The same at evaluation and prediction, e.g. `{"type": "beam_search", "width": 4}`
+        (an `--overrides` of `model.encoder.evaluation_policy` at `allennlp evaluate`).
+    transition_loss_weight : `float`, optional (default = `0.0`)
+        With a parser: when gold transitions reach `forward` in training, this weight times the
+        transition loss joins the loss backpropagated through the sentence vectors (reported as
+        the metric `encoder_loss`). Leave 0 when the model adds it itself (`spinn_nli`).
+    strength_entropy_weight : `float`, optional (default = `0.0`)
+        With a `"soft"` training policy: this weight times the mean binary entropy of the
+        strengths joins the loss, pushing each step towards a clear move (reported likewise).
+    speed : `SpeedSettings`, optional (default = eager, float32)
+        How fast, not what: `levelwise`, `mixed_precision` ("bf16"), `cuda_graphs`,
+        `graph_batch_size` (docs/speed.md).
     vocab : `Vocabulary`, optional (default = `None`)
-        Given by AllenNLP; read only by a `parser` with embeddings of its own (their size).
-    mixed_precision : `str`, optional (default = `None`)
-        `"bf16"`: the encoder's passes run under `torch.autocast` with bfloat16, in training and
-        evaluation: matrix products take bf16 operands (8 significant bits) and add up in
-        float32; the tape of node states, the cells' elementwise arithmetic and every output
-        stay float32. Faster where the CPU multiplies bf16 natively (AVX512-BF16, as the
-        project's machines: see docs/speed.md) or on a GPU. A training option whose accuracy
-        against float32 is yet to be shown (docs/speed.md gives the runs that would show it).
-    cuda_graphs : `bool`, optional (default = `False`)
-        On CUDA: replay each pass from CUDA graphs captured once per length bucket
-        (`core/graphs.py`): batches padded to `graph_batch_size` sentences and their longest
-        sentence to the next of a few length edges (padding changes no result), the loop's
-        kernels launched by one graph instead of one by one from Python. Passes a graph cannot
-        replay (beam search, PPO's replays, the level-wise PI-NT, batches past the largest
-        bucket) and the CPU run as before. Off by default until GPU runs have shown it exact.
-    graph_batch_size : `int`, optional (default = `None`)
-        With `cuda_graphs`: the size every batch is padded to (the data loader's batch size,
-        twice it for premise-hypothesis pairs); None pads to the next power of two.
+        Given by AllenNLP; read only by a `parser` with embeddings of its own.
     """
 
     def __init__(
         self,
         input_dim: int,
         hidden_dim: int,
-        tracking_dim: int = 0,
-        predict_transitions: bool = False,
-        parse_at_test_time: Optional[bool] = None,
-        self_transition_prob: float = 0.0,
-        soft_stack: bool = False,
-        soft_at_test_time: Optional[bool] = None,
-        composition: str = "treelstm",
-        projection_dropout: float = 0.0,
-        projection_batch_norm: bool = False,
-        levelwise: bool = True,
-        transition_loss_weight: float = 0.0,
-        reduce_types: int = 0,
-        type_dim: int = 16,
-        summary_dim: int = 0,
-        parser_temperature: float = 1.0,
-        strength_entropy_weight: float = 0.0,
-        mixed_precision: Optional[str] = None,
-        gumbel_straight_through: bool = False,
-        composition_reads_tracker: bool = True,
-        parser_trains_nodes: bool = True,
-        beam_size: int = 1,
-        cuda_graphs: bool = False,
-        graph_batch_size: Optional[int] = None,
+        tracker: Optional[TrackerSettings] = None,
         parser: Optional[OwnParser] = None,
+        composition: str = "treelstm",
+        projection: ProjectionSettings = ProjectionSettings(),
         training_policy: Optional[Dict[str, Any]] = None,
         evaluation_policy: Optional[Dict[str, Any]] = None,
+        transition_loss_weight: float = 0.0,
+        strength_entropy_weight: float = 0.0,
+        speed: SpeedSettings = SpeedSettings(),
         vocab: Optional[Vocabulary] = None,
     ) -> None:
         super().__init__()
-        if beam_size < 1:
-            raise ValueError(f"beam_size must be at least 1, got {beam_size}")
-        if beam_size > 1 and not (predict_transitions or parser):
-            raise ValueError(
-                "beam_size > 1 searches over the parser's transitions: it needs "
-                "predict_transitions=true or a parser"
-            )
-        if mixed_precision not in MIXED_PRECISION:
-            raise ValueError(
-                f"mixed_precision must be one of {[k for k in MIXED_PRECISION if k]} or null, "
-                f"got {mixed_precision!r}"
-            )
-        check_options(
+        has_parser = parser is not None or (tracker is not None and tracker.predict_transitions)
+        self.training_policy = _policy("training_policy", training_policy, Given())
+        self.evaluation_policy = _policy(
+            "evaluation_policy", evaluation_policy, Greedy() if has_parser else Given()
+        )
+        check_encoder_settings(
             input_dim,
             hidden_dim,
-            tracking_dim=tracking_dim,
-            predict_transitions=predict_transitions,
-            composition=composition,
-            projection_dropout=projection_dropout,
-            projection_batch_norm=projection_batch_norm,
-            reduce_types=reduce_types,
-            summary_dim=summary_dim,
-            self_transition_prob=self_transition_prob,
-            soft_stack=soft_stack,
-            transition_loss_weight=transition_loss_weight,
-            parser_temperature=parser_temperature,
-            strength_entropy_weight=strength_entropy_weight,
-            gumbel_straight_through=gumbel_straight_through,
-            has_own_parser=parser is not None,
-        )
-        _check_evaluation_settings(
-            parse_at_test_time,
-            soft_at_test_time,
-            has_parser=predict_transitions or parser is not None,
-            soft_stack=soft_stack,
-            gumbel_straight_through=gumbel_straight_through,
+            tracker,
+            parser is not None,
+            composition,
+            projection,
+            self.training_policy,
+            self.evaluation_policy,
+            transition_loss_weight,
+            strength_entropy_weight,
+            speed,
         )
         self.parser = _parser_network(parser, input_dim, vocab) if parser is not None else None
         self.spinn = Spinn(
             input_dim=input_dim,
             hidden_dim=hidden_dim,
-            tracking_dim=tracking_dim,
-            predict_transitions=predict_transitions,
+            tracking_dim=tracker.tracking_dim if tracker else 0,
+            predict_transitions=bool(tracker and tracker.predict_transitions),
             composition=composition,
-            projection_dropout=projection_dropout,
-            projection_batch_norm=projection_batch_norm,
-            levelwise=levelwise,
-            num_reduce_types=reduce_types,
-            type_dim=type_dim,
-            summary_dim=summary_dim,
-            composition_reads_tracker=composition_reads_tracker,
-            parser_trains_nodes=parser_trains_nodes,
+            projection_dropout=projection.dropout,
+            projection_batch_norm=projection.batch_norm,
+            levelwise=speed.levelwise is not False,
+            num_reduce_types=tracker.reduce_types if tracker else 0,
+            type_dim=(tracker.type_dim if tracker else None) or DEFAULT_TYPE_DIM,
+            summary_dim=tracker.summary_dim if tracker else 0,
+            composition_reads_tracker=tracker.composition_reads_tracker if tracker else True,
+            parser_trains_nodes=tracker.parser_trains_nodes if tracker else True,
         )
-        self.parse_at_test_time = parse_at_test_time is not False
-        self.self_transition_prob = self_transition_prob
-        self.soft_stack = soft_stack
-        self.soft_at_test_time = soft_at_test_time is not False
         self.transition_loss_weight = transition_loss_weight
-        self.parser_temperature = parser_temperature
         self.strength_entropy_weight = strength_entropy_weight
-        self.mixed_precision = mixed_precision
-        self.gumbel_straight_through = gumbel_straight_through
-        self.beam_size = beam_size
-        self.training_policy = _configured_policy(
-            "training_policy",
-            training_policy,
-            self.has_parser,
-            overridden={
-                "self_transition_prob": self_transition_prob > 0,
-                "gumbel_straight_through": gumbel_straight_through,
-            },
-        )
-        self.evaluation_policy = _configured_policy(
-            "evaluation_policy",
-            evaluation_policy,
-            self.has_parser,
-            overridden={
-                "beam_size": beam_size > 1,
-                "parse_at_test_time": parse_at_test_time is not None,
-                "soft_at_test_time": soft_at_test_time is not None,
-            },
-        )
-        if cuda_graphs:
-            self.spinn.use_cuda_graphs(batch_size=graph_batch_size)
-        # Whether anything trains the parser: set by a gradient reaching its weights.
-        self._parser_probe = GradientProbe()
-        self._training_passes = 0
+        self.mixed_precision = speed.mixed_precision
+        if speed.cuda_graphs:
+            self.spinn.use_cuda_graphs(batch_size=speed.graph_batch_size)
+        self._parser_check = ParserTrainingCheck()
         self._reported_default_trees = False
+
+    @classmethod
+    def from_params(
+        cls, params: Params, constructor_to_call=None, constructor_to_inspect=None, **extras
+    ) -> "SpinnEncoder":
+        """As any AllenNLP class, after the old flat keys are translated into the blocks and
+        policies (with a deprecation warning): every 0.1 and 0.2 config and archive loads."""
+        translated = Params(translate_legacy_keys(params.as_dict(quiet=True)), params.history)
+        return super().from_params(
+            translated,
+            constructor_to_call=constructor_to_call,
+            constructor_to_inspect=constructor_to_inspect,
+            **extras,
+        )
 
     @property
     def has_parser(self) -> bool:
@@ -344,8 +199,7 @@ class SpinnEncoder(TreeEncoder):
         """Whether the task's loss reaches the parser through the encoder itself (the soft
         stack, straight-through Gumbel, a training policy such as `beam_mixture`), with no
         loss of the model's for it."""
-        trains = self.training_policy is not None and self.training_policy.learns_from_task
-        return self.has_parser and (self.soft_stack or trains)
+        return self.has_parser and self.training_policy.learns_from_task
 
     @property
     def parser_reads_token_ids(self) -> bool:
@@ -383,31 +237,15 @@ class SpinnEncoder(TreeEncoder):
         return self.spinn.hidden_dim
 
     def policy(self, has_transitions: bool) -> TransitionPolicy:
-        """The transition policy `encode` follows, given whether gold transitions were passed
-        and whether the encoder is training (see the table in docs/design.md): the config's
-        `training_policy` / `evaluation_policy` when set, else what the other settings say."""
-        configured = self.training_policy if self.training else self.evaluation_policy
-        if configured is not None:
-            return configured
-        if not self.has_parser:
-            return Given()  # gold, or the balanced default tree
-        if self.soft_stack:
-            if self.training and self.gumbel_straight_through:
-                return StraightThroughGumbel(self.parser_temperature)
-            if self.training or (self.soft_at_test_time and not self.gumbel_straight_through):
-                return SoftStrengths(self.parser_temperature)
-            return self._own_parse()
-        if not has_transitions:
-            return self._own_parse()
-        if self.training:
-            return Mixed(self.self_transition_prob) if self.self_transition_prob > 0 else Given()
-        return self._own_parse() if self.parse_at_test_time else Given()
-
-    def _own_parse(self) -> TransitionPolicy:
-        """The parser's own tree: greedy, or at evaluation a beam search of `beam_size`."""
-        if self.beam_size > 1 and not self.training:
-            return BeamSearch(self.beam_size)
-        return Greedy()
+        """The transition policy `encode` follows: `training_policy` in training,
+        `evaluation_policy` otherwise; where no transitions are given and the policy would
+        follow them, an encoder with a parser follows its own greedy parse (one without
+        composes the balanced binary tree)."""
+        chosen = self.training_policy if self.training else self.evaluation_policy
+        follows = chosen.follows_given or chosen.needs_given
+        if follows and not has_transitions and self.has_parser:
+            return Greedy()
+        return chosen
 
     def transition_mode(self, has_transitions: bool) -> str:
         """The mode of :meth:`policy`: "given", "predicted", "mixed" or "soft"."""
@@ -484,8 +322,9 @@ class SpinnEncoder(TreeEncoder):
         if self.training and output.transition_logits is not None:
             # On the soft stack, or sampling, the task's loss trains the parser: gold
             # transitions optional.
-            self._check_parser_is_trained(
-                has_gold=transitions is not None or policy.learns_from_task
+            self._parser_check.after_pass(
+                _parser_classifier(self),
+                has_gold=transitions is not None or policy.learns_from_task,
             )
             if self.strength_entropy_weight and output.reduce_strengths is not None:
                 penalty = self.strength_entropy_weight * strength_entropy(output)
@@ -611,11 +450,6 @@ class SpinnEncoder(TreeEncoder):
             return attach_loss(output.sentence, loss)
         return output.sentence
 
-    def _parser_classifier(self) -> Optional[torch.nn.Linear]:
-        """The layer that scores SHIFT and REDUCE, whichever network holds it."""
-        tracker = self.parser.spinn.tracker if self.parser is not None else self.spinn.tracker
-        return tracker.transition_classifier if tracker is not None else None
-
     def _report_default_trees(self) -> None:
         """Says once that the encoder composes over balanced trees, and how to give it real
         ones."""
@@ -631,40 +465,67 @@ class SpinnEncoder(TreeEncoder):
             "docs/your_own_model.md."
         )
 
-    def _check_parser_is_trained(self, has_gold: bool) -> None:
-        """Warns (once each) when the parser is trained without gold transitions, and when no
-        gradient has reached it after `UNTRAINED_PARSER_BATCHES` training batches: then it
-        picks trees with an untrained argmax. A frozen parser (its classifier's
-        ``requires_grad`` off, e.g. one trained elsewhere) is left alone: no gradient can
-        reach it, and none is meant to."""
-        classifier = self._parser_classifier()
+
+class ParserTrainingCheck:
+    """Warns (once each) when a parser is trained without gold transitions, and when no
+    gradient has reached it after `UNTRAINED_PARSER_BATCHES` training batches: then it picks
+    trees with an untrained argmax. A frozen parser (its classifier's ``requires_grad`` off,
+    e.g. one trained elsewhere) is left alone: no gradient can reach it, and none is meant
+    to."""
+
+    def __init__(self) -> None:
+        # Set by a gradient reaching the classifier's weights.
+        self._probe = GradientProbe()
+        self._training_passes = 0
+
+    def after_pass(self, classifier: Optional[torch.nn.Linear], has_gold: bool) -> None:
+        """Called after each training pass of an encoder with a parser; ``classifier`` is the
+        layer that scores SHIFT and REDUCE."""
         assert classifier is not None  # called only with a parser
         if not classifier.weight.requires_grad:
             return
         self._training_passes += 1
         if self._training_passes == 1:
-            self._parser_probe.watch(classifier.weight)
-        if self._parser_probe.reached or self._training_passes > UNTRAINED_PARSER_BATCHES:
-            self._parser_probe.release()  # the answer is known: no hook left on the weights
+            self._probe.watch(classifier.weight)
+        if self._probe.reached or self._training_passes > UNTRAINED_PARSER_BATCHES:
+            self._probe.release()  # the answer is known: no hook left on the weights
         if not has_gold and self._training_passes == 1:
             logger.warning(
-                "SpinnEncoder: predict_transitions is on but no gold transitions reach the "
-                "encoder in training: the parser follows its own argmax, which no loss can "
-                "train. Fine for a parser trained elsewhere; otherwise pass gold transitions "
-                "(a reader with transitions fields) and train it (transition_loss_weight, or "
-                "core.supervision.transition_loss in your model)."
+                "SpinnEncoder: the encoder has a parser but no gold transitions reach it in "
+                "training: the parser follows its own argmax, which no loss can train. Fine "
+                "for a parser trained elsewhere; otherwise pass gold transitions (a reader "
+                "with transitions fields) and train it (transition_loss_weight, or "
+                "spinn_core.supervision.transition_loss in your model)."
             )
-        if self._training_passes == UNTRAINED_PARSER_BATCHES and not self._parser_probe.reached:
+        if self._training_passes == UNTRAINED_PARSER_BATCHES and not self._probe.reached:
             logger.warning(
                 "SpinnEncoder: no gradient has reached the parser (transition classifier) in "
                 "%d training batches: nothing trains it, and it will pick trees with an "
                 "untrained argmax. Set transition_loss_weight above 0: the model's "
                 "(spinn_nli, spinn_classifier: the paper's alpha, e.g. 3.9), or the encoder's "
                 "in a model that passes it gold transitions but knows nothing of parsers; or "
-                "add core.supervision.transition_loss in your own model; or let the task "
-                "train it (soft_stack, or the model's policy_gradient).",
+                "add spinn_core.supervision.transition_loss in your own model; or let the task "
+                "train it (a soft training_policy, or the model's policy_gradient).",
                 UNTRAINED_PARSER_BATCHES,
             )
+
+
+def _parser_classifier(encoder: SpinnEncoder) -> Optional[torch.nn.Linear]:
+    """The layer that scores SHIFT and REDUCE, whichever network holds it."""
+    spinn = encoder.parser.spinn if encoder.parser is not None else encoder.spinn
+    tracker = spinn.tracker
+    return tracker.transition_classifier if tracker is not None else None
+
+
+def _policy(
+    setting: str, config: Optional[PolicySetting], default: TransitionPolicy
+) -> TransitionPolicy:
+    """The policy a config (or a Python caller) gives for `setting`, or `default`."""
+    if config is None:
+        return default
+    if isinstance(config, TransitionPolicy):
+        return config
+    return policy_from_config(config, setting)
 
 
 def _parser_network(
@@ -688,57 +549,3 @@ def _parser_network(
         num_embeddings=num_embeddings,
         leaf_lstm=settings.leaf_lstm,
     )
-
-
-def _check_evaluation_settings(
-    parse_at_test_time: Optional[bool],
-    soft_at_test_time: Optional[bool],
-    has_parser: bool,
-    soft_stack: bool,
-    gumbel_straight_through: bool,
-) -> None:
-    """The evaluation-time switches are read only by the encoders they apply to: set on any
-    other, each is an error naming it (it would be silently ignored)."""
-    if parse_at_test_time is not None and not has_parser:
-        raise ValueError(
-            "parse_at_test_time is read only by an encoder with a parser "
-            "(predict_transitions: true or a parser block): leave it out"
-        )
-    if soft_at_test_time is not None:
-        if not soft_stack:
-            raise ValueError(
-                "soft_at_test_time is read only with soft_stack: true: leave it out, or set "
-                "soft_stack"
-            )
-        if gumbel_straight_through and soft_at_test_time:
-            raise ValueError(
-                "soft_at_test_time: true is not followed with gumbel_straight_through, which "
-                "evaluates on the discrete stack with the parser's greedy moves: leave it out"
-            )
-
-
-def _configured_policy(
-    setting: str,
-    config: Optional[Dict[str, Any]],
-    has_parser: bool,
-    overridden: Dict[str, bool],
-) -> Optional[TransitionPolicy]:
-    """The policy a config names for `setting`, checked against the encoder: one that reads
-    the parser's logits needs a parser, and the settings it would override must be left out."""
-    if config is None:
-        return None
-    policy = policy_from_config(config, setting)
-    if policy.needs_parser and not has_parser:
-        raise ValueError(
-            f"{setting} {config['type']!r} reads the parser's logits, and this encoder has no "
-            f"parser: give it one (predict_transitions: true with a tracking_dim, or a parser "
-            f"block), or, for a policy of your own that does not read step.logits, set "
-            f"needs_parser = False on its class"
-        )
-    for other, is_set in overridden.items():
-        if is_set:
-            raise ValueError(
-                f"{setting} replaces what {other} would choose, so {other} would not be read: "
-                f"leave one of them out"
-            )
-    return policy

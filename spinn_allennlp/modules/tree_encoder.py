@@ -15,7 +15,7 @@ from spinn_allennlp.modules.dependency_tree_encoder import DependencyTreeEncoder
 from spinn_core.batching import concat_padded, default_transitions
 from spinn_core.child_sum import DependencyOutput
 from spinn_core.output import GIVEN, Mode, SpinnOutput
-from spinn_core.policies import TransitionPolicy
+from spinn_core.policies import Given, TransitionPolicy
 from spinn_core.transitions import PAD
 
 logger = logging.getLogger(__name__)
@@ -208,11 +208,13 @@ def check_parser_training(
             if value:
                 raise ConfigurationError(
                     f"{model}: {setting} trains a parser, and this encoder has none: leave it "
-                    f"out, or give the encoder one (a spinn encoder with predict_transitions: "
-                    f"true and a tracking_dim, or a parser block)"
+                    f"out, or give the encoder one (a spinn encoder with a tracker block with "
+                    f"predict_transitions: true, or a parser block)"
                 )
         return
-    if policy_gradient is not None and getattr(encoder, "training_policy", None) is not None:
+    # The default training policy (the given trees) is the one a policy gradient replaces.
+    training_policy = getattr(encoder, "training_policy", None)
+    if policy_gradient is not None and type(training_policy) not in (type(None), Given):
         raise ConfigurationError(
             f"{model}: the policy_gradient samples the training trees itself, so the encoder's "
             f"training_policy would not be followed: leave one of them out"
@@ -232,10 +234,10 @@ def check_parser_training(
     ):
         logger.warning(
             "%s: nothing trains the encoder's parser (transition_loss_weight is 0, no "
-            "policy_gradient, no soft_stack): it will choose every tree it parses with an "
-            "untrained argmax. Set transition_loss_weight above 0 (the SPINN paper's alpha, "
-            "e.g. 3.9), or a policy_gradient to train it from the task alone; ignore this for "
-            "a parser trained elsewhere and loaded.",
+            "policy_gradient, no soft training_policy): it will choose every tree it parses "
+            "with an untrained argmax. Set transition_loss_weight above 0 (the SPINN paper's "
+            "alpha, e.g. 3.9), or a policy_gradient to train it from the task alone; ignore "
+            "this for a parser trained elsewhere and loaded.",
             model,
         )
 

@@ -287,3 +287,30 @@ def test_mixing_predictions_reports_every_root_and_the_same_roots_mixture():
     torch.testing.assert_close(mixture, predictions.sentence, atol=1e-12, rtol=0)
     with pytest.raises(ValueError, match="mix must be one of"):
         BeamMixture(3, mix="losses")
+
+
+def test_gumbel_selection_keeps_every_tree_of_a_wide_beam_and_explores_a_narrow_one():
+    """With a beam as wide as the trees, the noise can drop none: the mixture is still the
+    expectation over trees. With a narrow one, the noise changes which trees survive (other
+    seeds, other beams) while each survivor keeps its true log-probability, best first."""
+    model = parser_model(10)
+    inputs, mask, _ = make_batch([5], 5, random.Random(10), "cpu", torch.float64)
+    with torch.no_grad():
+        wide = model(inputs, mask, policy=BeamMixture(catalan(4), gumbel_scale=1.0))
+    torch.testing.assert_close(
+        wide.sentence[0], expected_root(model, inputs, mask), atol=1e-12, rtol=0
+    )
+    beams = set()
+    for seed in range(8):
+        torch.manual_seed(seed)
+        with torch.no_grad():
+            narrow = model(inputs, mask, policy=BeamMixture(2, gumbel_scale=1.0))
+        trees = [tuple(steps_of(row)) for row in narrow.beam_transitions[0]]
+        beams.add(tuple(sorted(trees)))
+        for tree, score in zip(trees, narrow.beam_scores[0].tolist()):
+            assert tr.is_valid(list(tree), 5)
+            assert score == pytest.approx(tree_log_prob(model, inputs, mask, list(tree)), abs=1e-12)
+        assert narrow.beam_scores[0].tolist() == sorted(narrow.beam_scores[0].tolist())[::-1]
+    assert len(beams) > 1, "the noise never changed the beam"
+    with pytest.raises(ValueError, match="gumbel_scale"):
+        BeamMixture(2, gumbel_scale=-1.0)

@@ -222,7 +222,7 @@ def text_spinn(tmp_path_factory, vocab_of_sentences):
         "model.text_field_embedder.token_embedders.tokens.embedding_dim": 12,
         "model.encoder.input_dim": 12,
         "model.encoder.hidden_dim": 10,
-        "model.encoder.tracking_dim": 6,
+        "model.encoder.tracker.tracking_dim": 6,
         "model.mlp_dim": 8,
     }
     archive = archive_untrained(

@@ -15,6 +15,7 @@ from allennlp.data import Batch, DatasetReader, Vocabulary
 from allennlp.models import Model
 from allennlp.modules.seq2vec_encoders import Seq2VecEncoder
 
+from spinn_allennlp.modules.encoder_settings import TrackerSettings
 from spinn_allennlp.modules.own_parser import OwnParser
 from spinn_allennlp.modules.spinn_encoder import SpinnEncoder
 from spinn_allennlp.testing import make_batch
@@ -112,13 +113,17 @@ def test_a_config_chooses_beam_training_and_the_parser_trains_from_the_task():
 
 def test_a_bad_width_is_refused_naming_the_setting():
     with pytest.raises(ValueError, match="training_policy 'beam_mixture'.*width"):
-        SpinnEncoder(5, 4, 3, predict_transitions=True, training_policy={"type": "beam_mixture"})
+        SpinnEncoder(
+            5,
+            4,
+            tracker=TrackerSettings(3, predict_transitions=True),
+            training_policy={"type": "beam_mixture"},
+        )
     with pytest.raises(ValueError, match="at least 1"):
         SpinnEncoder(
             5,
             4,
-            3,
-            predict_transitions=True,
+            tracker=TrackerSettings(3, predict_transitions=True),
             training_policy={"type": "beam_mixture", "width": 0},
         )
 

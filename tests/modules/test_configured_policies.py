@@ -9,6 +9,7 @@ import random
 import pytest
 import torch
 from allennlp.common import Params
+from allennlp.modules.seq2vec_encoders import Seq2VecEncoder
 
 from spinn_allennlp.modules.spinn_encoder import SpinnEncoder
 from spinn_allennlp.testing import make_batch
@@ -158,20 +159,16 @@ def test_only_policies_written_elsewhere_are_checked():
 
 
 def test_settings_a_configured_policy_would_override_are_refused():
+    """Old keys beside the policy they would have chosen (a 0.2 config with a policy added)."""
     sampled = {"type": "sampled"}
+    base = {"type": "spinn", "input_dim": 5, "hidden_dim": 4, "tracking_dim": 3}
+    base["predict_transitions"] = True
     with pytest.raises(ValueError, match="self_transition_prob would not be read"):
-        SpinnEncoder(
-            5,
-            4,
-            tracking_dim=3,
-            predict_transitions=True,
-            self_transition_prob=0.5,
-            training_policy=sampled,
+        Seq2VecEncoder.from_params(
+            Params({**base, "self_transition_prob": 0.5, "training_policy": sampled})
         )
     with pytest.raises(ValueError, match="beam_size would not be read"):
-        SpinnEncoder(
-            5, 4, tracking_dim=3, predict_transitions=True, beam_size=2, evaluation_policy=sampled
-        )
+        Seq2VecEncoder.from_params(Params({**base, "beam_size": 2, "evaluation_policy": sampled}))
 
 
 def test_shift_and_reduce_are_the_moves_the_example_uses():

@@ -8,11 +8,12 @@ from allennlp.common import Params
 from allennlp.modules import Seq2VecEncoder
 
 from spinn_allennlp.modules import ChildSumTreeLSTMEncoder, SpinnEncoder
+from spinn_allennlp.modules.encoder_settings import TrackerSettings
 from spinn_core.spinn import Spinn
 
 ENCODERS = {
     "spinn": lambda: SpinnEncoder(input_dim=4, hidden_dim=3),
-    "spinn_pi": lambda: SpinnEncoder(input_dim=4, hidden_dim=3, tracking_dim=2),
+    "spinn_pi": lambda: SpinnEncoder(input_dim=4, hidden_dim=3, tracker=TrackerSettings(2)),
     "child_sum": lambda: ChildSumTreeLSTMEncoder(input_dim=4, hidden_dim=3),
 }
 MASK = torch.tensor([[True, True, True], [True, True, False]])
@@ -53,7 +54,7 @@ def test_half_precision_vectors_under_autocast_are_taken():
 @pytest.mark.parametrize("rate", [1.5, 1.0, -0.1])
 def test_projection_dropout_outside_a_drop_rate_is_refused(rate):
     params = {"type": "spinn", "input_dim": 4, "hidden_dim": 3, "projection_dropout": rate}
-    with pytest.raises(ValueError, match=r"projection_dropout is a drop rate in \[0, 1\), got "):
+    with pytest.raises(ValueError, match=r"projection.dropout is a drop rate in \[0, 1\), got "):
         Seq2VecEncoder.from_params(Params(dict(params)))
     with pytest.raises(ValueError, match="keep rates: drop = 1 - keep"):
         Spinn(input_dim=4, hidden_dim=3, projection_dropout=rate)

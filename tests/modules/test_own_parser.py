@@ -13,6 +13,7 @@ from allennlp.common import Params
 from allennlp.common.checks import ConfigurationError
 from allennlp.data import Vocabulary
 
+from spinn_allennlp.modules.encoder_settings import TrackerSettings
 from spinn_allennlp.modules.own_parser import OwnParser
 from spinn_allennlp.modules.policy_gradient import PolicyGradient, tree_scores
 from spinn_allennlp.modules.spinn_encoder import SpinnEncoder
@@ -145,7 +146,9 @@ def test_a_replay_rescores_the_recorded_moves_without_composing():
 
 
 def test_beam_search_at_evaluation_parses_then_composes():
-    encoder, inputs, mask, _, token_ids = setup(beam_size=3)
+    encoder, inputs, mask, _, token_ids = setup(
+        evaluation_policy={"type": "beam_search", "width": 3}
+    )
     encoder.eval()
     beam = encoder.encode(inputs, mask, parser_tokens=token_ids)
     assert beam.beam_log_probs is not None
@@ -168,8 +171,9 @@ def test_missing_token_ids_and_conflicting_settings_are_refused_by_name():
         encoder.encode(inputs, mask)
     parser = OwnParser(hidden_dim=3, tracking_dim=2)
     for options, named in [
-        ({"tracking_dim": 2, "predict_transitions": True}, "predict_transitions"),
-        ({"tracking_dim": 2, "predict_transitions": True, "soft_stack": True}, "predict"),
+        ({"tracker": TrackerSettings(2, predict_transitions=True)}, "predict_transitions"),
+        ({"training_policy": {"type": "soft"}}, "parser block drives a discrete stack"),
+        ({"evaluation_policy": {"type": "soft"}}, "evaluation_policy cannot be soft"),
     ]:
         with pytest.raises(ValueError, match=named):
             SpinnEncoder(5, 4, parser=parser, **options)
@@ -178,7 +182,13 @@ def test_missing_token_ids_and_conflicting_settings_are_refused_by_name():
     with pytest.raises(ConfigurationError, match="tracking_dim must be positive"):
         OwnParser(hidden_dim=3, tracking_dim=0)
     # Options that need a parser accept this one.
-    SpinnEncoder(5, 4, parser=parser, transition_loss_weight=1.0, self_transition_prob=0.5)
+    SpinnEncoder(
+        5,
+        4,
+        parser=parser,
+        transition_loss_weight=1.0,
+        training_policy={"type": "mixed", "self_transition_prob": 0.5},
+    )
 
 
 def test_the_parser_block_from_a_config_gets_the_vocabulary():

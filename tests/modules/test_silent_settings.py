@@ -10,8 +10,10 @@ from allennlp.common import Params
 from allennlp.common.checks import ConfigurationError
 from allennlp.data import Vocabulary
 from allennlp.models import Model
+from allennlp.modules.seq2vec_encoders import Seq2VecEncoder
 
-from spinn_allennlp.modules.spinn_encoder import SpinnEncoder
+import spinn_allennlp  # noqa: F401  (registers the models the configs name)
+from spinn_core.policies import Greedy, SoftStrengths, StraightThroughGumbel
 from spinn_core.testing.paths import CONFIGS_ROOT
 from tools.testing.configs import listops_config
 
@@ -70,8 +72,8 @@ def test_a_training_policy_beside_a_policy_gradient_is_an_error():
 @pytest.mark.parametrize(
     "options, named",
     [
-        ({"soft_at_test_time": False}, "soft_at_test_time is read only with soft_stack"),
-        ({"parse_at_test_time": False}, "parse_at_test_time is read only by an encoder"),
+        ({"soft_at_test_time": False}, "soft_at_test_time: settings of how a parser"),
+        ({"parse_at_test_time": False}, "parse_at_test_time: settings of how a parser"),
         (
             {
                 "tracking_dim": 3,
@@ -85,21 +87,26 @@ def test_a_training_policy_beside_a_policy_gradient_is_an_error():
     ],
 )
 def test_evaluation_switches_on_encoders_that_do_not_read_them_are_errors(options, named):
+    """The old keys, as a 0.2 config gives them: translated, or refused by name."""
     with pytest.raises(ValueError, match=named):
-        SpinnEncoder(5, 4, **options)
+        old_config(**options)
+
+
+def old_config(**options):
+    params = {"type": "spinn", "input_dim": 5, "hidden_dim": 4, **options}
+    return Seq2VecEncoder.from_params(Params(params))
 
 
 def test_the_shipped_evaluation_switches_are_still_accepted():
-    SpinnEncoder(5, 4, tracking_dim=3, predict_transitions=True, parse_at_test_time=True)
-    SpinnEncoder(
-        5, 4, tracking_dim=3, predict_transitions=True, soft_stack=True, soft_at_test_time=False
+    """The 0.2 configs' switches, translated into the policies they chose."""
+    parser = {"tracking_dim": 3, "predict_transitions": True}
+    encoder = old_config(**parser, parse_at_test_time=True)
+    assert isinstance(encoder.evaluation_policy, Greedy)
+    encoder = old_config(**parser, soft_stack=True, soft_at_test_time=False)
+    assert isinstance(encoder.training_policy, SoftStrengths)
+    assert isinstance(encoder.evaluation_policy, Greedy)
+    encoder = old_config(
+        **parser, soft_stack=True, gumbel_straight_through=True, soft_at_test_time=False
     )
-    SpinnEncoder(
-        5,
-        4,
-        tracking_dim=3,
-        predict_transitions=True,
-        soft_stack=True,
-        gumbel_straight_through=True,
-        soft_at_test_time=False,
-    )
+    assert isinstance(encoder.training_policy, StraightThroughGumbel)
+    assert isinstance(encoder.evaluation_policy, Greedy)

@@ -8,6 +8,11 @@ from allennlp.common.checks import ConfigurationError
 from allennlp.modules.seq2vec_encoders import Seq2VecEncoder
 
 from spinn_allennlp.modules import SpinnEncoder, TreeEncoder
+from spinn_allennlp.modules.encoder_settings import (
+    ProjectionSettings,
+    SpeedSettings,
+    TrackerSettings,
+)
 from spinn_allennlp.modules.spinn_encoder import UNTRAINED_PARSER_BATCHES
 from spinn_allennlp.testing import make_batch
 from spinn_core import transitions as tr
@@ -58,7 +63,7 @@ def test_a_policy_of_our_own_runs_through_the_registered_encoder():
 
 def test_forward_is_the_sentence_of_encode():
     torch.manual_seed(0)
-    encoder = SpinnEncoder(5, 4, tracking_dim=3).eval()
+    encoder = SpinnEncoder(5, 4, tracker=TrackerSettings(3)).eval()
     inputs, mask = torch.randn(2, 3, 5), torch.tensor([[1, 1, 1], [1, 1, 0]]).bool()
     transitions = torch.tensor([[0, 0, 1, 0, 1], [0, 0, 1, -1, -1]])
     output = encoder.encode(inputs, mask, transitions, return_nodes=True)
@@ -67,13 +72,19 @@ def test_forward_is_the_sentence_of_encode():
 
 
 def test_transition_mode_policy():
-    plain = SpinnEncoder(4, 3, tracking_dim=2)
-    parser = SpinnEncoder(4, 3, tracking_dim=2, predict_transitions=True)
+    plain = SpinnEncoder(4, 3, tracker=TrackerSettings(2))
+    parser = SpinnEncoder(4, 3, tracker=TrackerSettings(2, predict_transitions=True))
     scheduled = SpinnEncoder(
-        4, 3, tracking_dim=2, predict_transitions=True, self_transition_prob=0.3
+        4,
+        3,
+        tracker=TrackerSettings(2, predict_transitions=True),
+        training_policy={"type": "mixed", "self_transition_prob": 0.3},
     )
     gold_at_test = SpinnEncoder(
-        4, 3, tracking_dim=2, predict_transitions=True, parse_at_test_time=False
+        4,
+        3,
+        tracker=TrackerSettings(2, predict_transitions=True),
+        evaluation_policy={"type": "given"},
     )
     assert parser.has_parser and not plain.has_parser
     assert plain.transition_mode(False) == GIVEN  # the balanced default tree
@@ -86,7 +97,12 @@ def test_transition_mode_policy():
 
 def test_beam_size_searches_at_evaluation_only():
     torch.manual_seed(0)
-    encoder = SpinnEncoder(5, 4, tracking_dim=3, predict_transitions=True, beam_size=3).double()
+    encoder = SpinnEncoder(
+        5,
+        4,
+        tracker=TrackerSettings(3, predict_transitions=True),
+        evaluation_policy={"type": "beam_search", "width": 3},
+    ).double()
     inputs, mask, gold = parser_batch()
     assert isinstance(encoder.eval().policy(True), BeamSearch)
     assert isinstance(encoder.eval().policy(False), BeamSearch)
@@ -99,18 +115,40 @@ def test_beam_size_searches_at_evaluation_only():
 
 
 def test_bad_options_are_refused():
-    with pytest.raises(ValueError, match="tracking"):
-        SpinnEncoder(4, 3, predict_transitions=True)
+    with pytest.raises(ValueError, match="tracking_dim must be positive"):
+        SpinnEncoder(4, 3, tracker=TrackerSettings(0, predict_transitions=True))
     with pytest.raises(ValueError, match="composition"):
         SpinnEncoder(4, 3, composition="gru")
-    with pytest.raises(ValueError, match="self_transition_prob"):
-        SpinnEncoder(4, 3, tracking_dim=2, self_transition_prob=0.5)
     with pytest.raises(ValueError, match=r"\[0, 1\]"):
-        SpinnEncoder(4, 3, tracking_dim=2, predict_transitions=True, self_transition_prob=2.0)
-    with pytest.raises(ValueError, match="predict_transitions"):
-        SpinnEncoder(4, 3, tracking_dim=2, beam_size=4)
+        SpinnEncoder(
+            4,
+            3,
+            tracker=TrackerSettings(2, predict_transitions=True),
+            training_policy={"type": "mixed", "self_transition_prob": 2.0},
+        )
     with pytest.raises(ValueError, match="at least 1"):
-        SpinnEncoder(4, 3, tracking_dim=2, predict_transitions=True, beam_size=0)
+        SpinnEncoder(
+            4,
+            3,
+            tracker=TrackerSettings(2, predict_transitions=True),
+            evaluation_policy={"type": "beam_search", "width": 0},
+        )
+
+
+@pytest.mark.parametrize(
+    "old, named",
+    [
+        ({"predict_transitions": True}, "predict_transitions need a tracking LSTM"),
+        ({"tracking_dim": 2, "self_transition_prob": 0.5}, "self_transition_prob: settings of"),
+        ({"tracking_dim": 2, "beam_size": 4}, "beam_size: settings of"),
+        ({"tracking_dim": 2, "predict_transitions": True, "beam_size": 0}, "at least 1"),
+    ],
+)
+def test_bad_old_keys_are_refused_by_their_names(old, named):
+    with pytest.raises(ConfigurationError, match=named):
+        Seq2VecEncoder.from_params(
+            Params({"type": "spinn", "input_dim": 4, "hidden_dim": 3, **old})
+        )
 
 
 # --- a parser inside any model: trained by the encoder, or loudly untrained ----------------
@@ -129,7 +167,9 @@ def test_transition_loss_weight_trains_the_parser_through_forward():
     carries weight x the transition loss into the parser, exactly."""
     torch.manual_seed(0)
     encoder = (
-        SpinnEncoder(5, 4, tracking_dim=3, predict_transitions=True, transition_loss_weight=2.5)
+        SpinnEncoder(
+            5, 4, transition_loss_weight=2.5, tracker=TrackerSettings(3, predict_transitions=True)
+        )
         .double()
         .train()
     )
@@ -158,7 +198,9 @@ def test_a_model_training_its_parser_gets_no_warning(caplog):
     caplog.set_level(logging.WARNING, logger=LOGGER)
     torch.manual_seed(0)
     encoder = (
-        SpinnEncoder(5, 4, tracking_dim=3, predict_transitions=True, transition_loss_weight=1.0)
+        SpinnEncoder(
+            5, 4, transition_loss_weight=1.0, tracker=TrackerSettings(3, predict_transitions=True)
+        )
         .double()
         .train()
     )
@@ -178,13 +220,13 @@ def test_an_untrained_parser_is_reported_once(caplog):
     """`predict_transitions` in a model that gives it no gold transitions (e.g. AllenNLP's
     basic_classifier): the parser follows an argmax nothing can train. Both warnings, once."""
     caplog.set_level(logging.WARNING, logger=LOGGER)
-    encoder = SpinnEncoder(5, 4, tracking_dim=3, predict_transitions=True).train()
+    encoder = SpinnEncoder(5, 4, tracker=TrackerSettings(3, predict_transitions=True)).train()
     inputs, mask, _ = parser_batch()
     for _ in range(2 * UNTRAINED_PARSER_BATCHES):
         encoder(inputs.float(), mask).sum().backward()
     messages = [r.getMessage() for r in caplog.records if r.name == LOGGER]
     assert len(messages) == 2
-    assert "no gold transitions reach the encoder" in messages[0]
+    assert "no gold transitions reach it" in messages[0]
     assert (
         f"no gradient has reached the parser (transition classifier) in "
         f"{UNTRAINED_PARSER_BATCHES} training batches" in messages[1]
@@ -196,7 +238,7 @@ def test_a_frozen_parser_trains_the_rest_without_warning(caplog):
     cannot hook its weights (torch refuses a hook on a tensor without gradient, which crashed
     the first training batch), and no warning is due."""
     caplog.set_level(logging.WARNING, logger=LOGGER)
-    encoder = SpinnEncoder(5, 4, tracking_dim=3, predict_transitions=True).train()
+    encoder = SpinnEncoder(5, 4, tracker=TrackerSettings(3, predict_transitions=True)).train()
     for parameter in encoder.spinn.parser_parameters():
         parameter.requires_grad_(False)
     inputs, mask, _ = parser_batch()
@@ -208,13 +250,19 @@ def test_a_frozen_parser_trains_the_rest_without_warning(caplog):
 
 
 @pytest.mark.parametrize(
-    "options", [dict(soft_stack=True), dict(soft_stack=True, gumbel_straight_through=True)]
+    "options",
+    [
+        dict(training_policy={"type": "soft"}, evaluation_policy={"type": "soft"}),
+        dict(training_policy={"type": "straight_through_gumbel"}),
+    ],
 )
 def test_a_parser_the_task_trains_through_the_stack_gets_no_warning(caplog, options):
     """Models 4's soft stack and straight-through Gumbel train the parser inside the loop,
     through the strengths, with no transition loss: the probe must see that gradient."""
     caplog.set_level(logging.WARNING, logger=LOGGER)
-    encoder = SpinnEncoder(5, 4, tracking_dim=3, predict_transitions=True, **options).train()
+    encoder = SpinnEncoder(
+        5, 4, **options, tracker=TrackerSettings(3, predict_transitions=True)
+    ).train()
     inputs, mask, _ = parser_batch()
     for _ in range(UNTRAINED_PARSER_BATCHES + 1):
         encoder(inputs.float(), mask).sum().backward()
@@ -227,7 +275,7 @@ def test_a_parser_the_task_trains_through_the_stack_gets_no_warning(caplog, opti
 def test_a_parser_trained_by_reinforce_gets_no_warning(caplog):
     """Sampling: the gradient reaches the parser through the moves' log-probabilities only."""
     caplog.set_level(logging.WARNING, logger=LOGGER)
-    encoder = SpinnEncoder(5, 4, tracking_dim=3, predict_transitions=True).train()
+    encoder = SpinnEncoder(5, 4, tracker=TrackerSettings(3, predict_transitions=True)).train()
     inputs, mask, _ = parser_batch()
     for _ in range(UNTRAINED_PARSER_BATCHES + 1):
         output = encoder.encode(inputs.float(), mask, policy=Sampled())
@@ -238,7 +286,9 @@ def test_a_parser_trained_by_reinforce_gets_no_warning(caplog):
 def test_gold_transitions_without_any_loss_are_reported(caplog):
     """A model that passes gold transitions but never adds the transition loss."""
     caplog.set_level(logging.WARNING, logger=LOGGER)
-    encoder = SpinnEncoder(5, 4, tracking_dim=3, predict_transitions=True).double().train()
+    encoder = (
+        SpinnEncoder(5, 4, tracker=TrackerSettings(3, predict_transitions=True)).double().train()
+    )
     inputs, mask, gold = parser_batch()
     for _ in range(UNTRAINED_PARSER_BATCHES):
         encoder.encode(inputs, mask, gold).sentence.sum().backward()
@@ -247,7 +297,7 @@ def test_gold_transitions_without_any_loss_are_reported(caplog):
 
 
 def test_transition_loss_weight_needs_a_parser():
-    with pytest.raises(ValueError, match="needs predict_transitions"):
+    with pytest.raises(ValueError, match="needs tracker.predict_transitions"):
         SpinnEncoder(4, 3, transition_loss_weight=1.0)
 
 
@@ -258,7 +308,8 @@ def test_transition_loss_weight_needs_a_parser():
 def test_no_mask_means_every_word_is_real(tracking_dim):
     """As AllenNLP's own Seq2VecEncoders: `mask=None` encodes every position as a word."""
     torch.manual_seed(0)
-    encoder = SpinnEncoder(5, 4, tracking_dim=tracking_dim).double().eval()
+    tracker = TrackerSettings(tracking_dim) if tracking_dim else None
+    encoder = SpinnEncoder(5, 4, tracker=tracker).double().eval()
     inputs = torch.randn(3, 6, 5, dtype=torch.float64)
     full = torch.ones(3, 6, dtype=torch.bool)
     torch.testing.assert_close(encoder(inputs, None), encoder(inputs, full), atol=0, rtol=0)
@@ -310,10 +361,10 @@ def test_balanced_trees_by_default_are_reported_once_with_the_way_to_real_trees(
 @pytest.mark.parametrize(
     "options,mode",
     [
-        (dict(tracking_dim=6), GIVEN),
-        (dict(tracking_dim=6, predict_transitions=True), GIVEN),
-        (dict(tracking_dim=6, predict_transitions=True), PREDICTED),
-        (dict(tracking_dim=0, projection_batch_norm=True), GIVEN),
+        (dict(tracker=TrackerSettings(6)), GIVEN),
+        (dict(tracker=TrackerSettings(6, predict_transitions=True)), GIVEN),
+        (dict(tracker=TrackerSettings(6, predict_transitions=True)), PREDICTED),
+        (dict(projection=ProjectionSettings(batch_norm=True)), GIVEN),
     ],
 )
 def test_bf16_mixed_precision_option(options, mode):
@@ -328,7 +379,7 @@ def test_bf16_mixed_precision_option(options, mode):
         # encoders parse alike.
         with torch.no_grad():
             reference.spinn.tracker.transition_classifier.weight.mul_(30.0)
-    mixed = SpinnEncoder(12, 12, mixed_precision="bf16", **options).train()
+    mixed = SpinnEncoder(12, 12, **options, speed=SpeedSettings(mixed_precision="bf16")).train()
     mixed.load_state_dict(reference.state_dict())
     inputs, mask, transitions = make_batch([9, 3, 14, 1], 12, random.Random(5))
     given = transitions if mode == GIVEN else None
@@ -368,7 +419,7 @@ def test_mixed_precision_from_params_and_bad_values():
     )
     assert encoder.mixed_precision == "bf16"
     with pytest.raises(ValueError, match="mixed_precision"):
-        SpinnEncoder(4, 3, mixed_precision="fp16")
+        SpinnEncoder(4, 3, speed=SpeedSettings(mixed_precision="fp16"))
 
 
 # --- straight-through Gumbel (tests/core/test_straight_through.py has the estimator's) -----
@@ -378,11 +429,8 @@ def test_straight_through_gumbel_trains_and_evaluates_greedily():
     encoder = SpinnEncoder(
         5,
         4,
-        tracking_dim=3,
-        predict_transitions=True,
-        soft_stack=True,
-        gumbel_straight_through=True,
-        parser_temperature=0.5,
+        tracker=TrackerSettings(3, predict_transitions=True),
+        training_policy={"type": "straight_through_gumbel", "temperature": 0.5},
     )
     encoder.train()
     policy = encoder.policy(False)
@@ -399,7 +447,10 @@ def test_straight_through_gumbel_trains_and_evaluates_greedily():
 @pytest.mark.parametrize(
     "options,setting",
     [
-        (dict(gumbel_straight_through=True), "soft_stack"),
+        (
+            dict(gumbel_straight_through=True),
+            "gumbel_straight_through is read only with soft_stack",
+        ),
         (
             dict(soft_stack=True, gumbel_straight_through=True, strength_entropy_weight=0.1),
             "strength_entropy_weight",
@@ -407,5 +458,6 @@ def test_straight_through_gumbel_trains_and_evaluates_greedily():
     ],
 )
 def test_settings_that_do_not_go_with_straight_through_gumbel_are_named(options, setting):
+    config = {"type": "spinn", "input_dim": 5, "hidden_dim": 4, "tracking_dim": 3}
     with pytest.raises(ValueError, match=setting):
-        SpinnEncoder(5, 4, tracking_dim=3, predict_transitions=True, **options)
+        Seq2VecEncoder.from_params(Params({**config, "predict_transitions": True, **options}))

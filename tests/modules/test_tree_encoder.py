@@ -9,6 +9,7 @@ from allennlp.modules.seq2vec_encoders import LstmSeq2VecEncoder
 
 from spinn_allennlp.data.tree_sources import GoldTrees
 from spinn_allennlp.modules import ChildSumTreeLSTMEncoder, SpinnEncoder
+from spinn_allennlp.modules.encoder_settings import ProjectionSettings, TrackerSettings
 from spinn_allennlp.modules.tree_encoder import (
     DEFAULT_TREE,
     GOLD,
@@ -36,7 +37,9 @@ def two_batches(dim, dtype=torch.float64):
 @pytest.mark.parametrize("with_transitions", [True, False])
 def test_tree_encoder_together_equals_separately(with_transitions):
     torch.manual_seed(0)
-    encoder = SpinnEncoder(6, 5, tracking_dim=3, predict_transitions=True).double().eval()
+    encoder = (
+        SpinnEncoder(6, 5, tracker=TrackerSettings(3, predict_transitions=True)).double().eval()
+    )
     batches = [
         (inputs, mask, transitions if with_transitions else None)
         for inputs, mask, transitions in two_batches(6)
@@ -64,7 +67,9 @@ def test_batches_with_and_without_transitions_are_encoded_separately():
     """A parser would follow its own trees for one batch and the given ones for the other:
     one call cannot do both, so each batch gets its own."""
     torch.manual_seed(0)
-    encoder = SpinnEncoder(6, 5, tracking_dim=3, predict_transitions=True).double().train()
+    encoder = (
+        SpinnEncoder(6, 5, tracker=TrackerSettings(3, predict_transitions=True)).double().train()
+    )
     (x1, m1, t1), (x2, m2, _) = two_batches(6)
     (_, given), (_, predicted) = encode_together(encoder, [(x1, m1, t1), (x2, m2, None)])
     assert given is not None and given.mode == "given" and torch.equal(given.transitions, t1)
@@ -75,7 +80,13 @@ def test_training_batch_norm_sees_every_batch_at_once():
     """What the docstring says changes in training: the projection's batch norm takes its
     statistics over the words of all batches together, and updates its running mean once."""
     torch.manual_seed(0)
-    encoder = SpinnEncoder(6, 5, tracking_dim=3, projection_batch_norm=True).double().train()
+    encoder = (
+        SpinnEncoder(
+            6, 5, tracker=TrackerSettings(3), projection=ProjectionSettings(batch_norm=True)
+        )
+        .double()
+        .train()
+    )
     batches = two_batches(6)
     words = torch.cat([inputs[mask] for inputs, mask, _ in batches])
     expected = 0.1 * encoder.spinn.projection.linear(words).mean(dim=0)  # momentum 0.1, from 0
@@ -89,7 +100,7 @@ def test_encode_asks_each_kind_of_encoder_for_its_own_tree():
     inputs, mask, transitions = two_batches(6)[0]
     heads = torch.tensor([[1, 2, 4, 4, -1, -1, -1, -1], [-1, 0] + [-1] * 6, [-1] * 8])
     heads[2, :8] = torch.tensor([1, 2, 3, 4, 5, 6, 7, -1])
-    spinn = SpinnEncoder(6, 5, tracking_dim=3, predict_transitions=True).double().eval()
+    spinn = SpinnEncoder(6, 5, tracker=TrackerSettings(3, predict_transitions=True)).double().eval()
     child_sum = ChildSumTreeLSTMEncoder(6, 5).double()
     lstm = LstmSeq2VecEncoder(6, 5).double()
 
@@ -114,7 +125,7 @@ def test_encode_asks_each_kind_of_encoder_for_its_own_tree():
 
 
 def test_what_an_encoder_can_do_is_asked_of_the_tree_encoder_interface():
-    full = SpinnEncoder(6, 5, tracking_dim=3, predict_transitions=True, reduce_types=4)
+    full = SpinnEncoder(6, 5, tracker=TrackerSettings(3, predict_transitions=True, reduce_types=4))
     pi_nt = SpinnEncoder(6, 5)
     child_sum = ChildSumTreeLSTMEncoder(6, 5)
     lstm = LstmSeq2VecEncoder(6, 5)

@@ -9,6 +9,7 @@ from allennlp.predictors import Predictor
 from allennlp.training.util import evaluate
 
 from spinn_allennlp.testing import FIXTURES_ROOT
+from spinn_core.policies import BeamSearch, Greedy
 from tools.testing.configs import SNLI_SAMPLE
 
 ARCHIVES = FIXTURES_ROOT / "pair_classification" / "archives"
@@ -51,12 +52,17 @@ def test_v0_1_0_archive_evaluates_with_a_beam():
     through an override, its parser's trees still valid; width 1 gives the archive's own
     numbers back."""
     expected = json.loads((ARCHIVES / "spinn_v0.1.0.snli_sample.metrics.json").read_text())
-    for width in (1, 4):
-        beam = load_archive(
-            str(ARCHIVES / "spinn_v0.1.0.tar.gz"),
-            overrides=json.dumps({"model.encoder.beam_size": width}),
-        )
-        assert beam.model._encoder.beam_size == width
+    # The old key (translated) and the new form, `evaluation_policy`.
+    overrides = [
+        ({"model.encoder.beam_size": 1}, Greedy),
+        ({"model.encoder.beam_size": 4}, BeamSearch),
+        ({"model.encoder.evaluation_policy": {"type": "beam_search", "width": 4}}, BeamSearch),
+    ]
+    for override, policy in overrides:
+        beam = load_archive(str(ARCHIVES / "spinn_v0.1.0.tar.gz"), overrides=json.dumps(override))
+        chosen = beam.model._encoder.evaluation_policy
+        assert type(chosen) is policy
+        width = getattr(chosen, "width", 1)
         instances = list(beam.dataset_reader.read(SNLI_SAMPLE))
         loader = SimpleDataLoader(instances, batch_size=32, vocab=beam.model.vocab)
         metrics = evaluate(beam.model, loader)

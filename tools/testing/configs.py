@@ -27,7 +27,7 @@ SNLI_SMALL: Dict[str, Any] = {
 _TRACKER_SIZES: Dict[str, Any] = {
     "model.encoder.input_dim": 12,
     "model.encoder.hidden_dim": 10,
-    "model.encoder.tracking_dim": 6,
+    "model.encoder.tracker.tracking_dim": 6,
 }
 # A parser block of its own (sizes of its own) beside SPINN-PI-NT's.
 _OWN_PARSER_SIZES: Dict[str, Any] = {
@@ -45,7 +45,7 @@ SNLI_ENCODER_SIZES: Dict[str, Dict[str, Any]] = {
     "spinn_reinforce": _TRACKER_SIZES,
     "spinn_ppo": _TRACKER_SIZES,
     "spinn_best_draw": _TRACKER_SIZES,
-    "spinn_typed": {**_TRACKER_SIZES, "model.encoder.type_dim": 3},
+    "spinn_typed": {**_TRACKER_SIZES, "model.encoder.tracker.type_dim": 3},
     "own_parser_best_draw": _OWN_PARSER_SIZES,
     "own_parser_ppo": _OWN_PARSER_SIZES,
 }
@@ -126,12 +126,12 @@ TREE_ENCODER_SIZES: Dict[str, Dict[str, Any]] = {
     "spinn_pi": {
         "model.encoder.input_dim": 12,
         "model.encoder.hidden_dim": 10,
-        "model.encoder.tracking_dim": 6,
+        "model.encoder.tracker.tracking_dim": 6,
     },
     "spinn": {
         "model.encoder.input_dim": 12,
         "model.encoder.hidden_dim": 10,
-        "model.encoder.tracking_dim": 6,
+        "model.encoder.tracker.tracking_dim": 6,
     },
     "child_sum": {"model.encoder.input_dim": 12, "model.encoder.hidden_dim": 10},
     "lstm": {"model.encoder.input_size": 12, "model.encoder.hidden_size": 10},
@@ -224,9 +224,9 @@ def listops_small_overrides(variant: str, **extra: Any) -> Dict[str, Any]:
                 }
             )
         elif variant not in ("spinn_pi_nt", "spinn_pi_nt_balanced"):
-            sizes["model.encoder.tracking_dim"] = 4
+            sizes["model.encoder.tracker.tracking_dim"] = 4
         if variant == "spinn_summaries":
-            sizes["model.encoder.summary_dim"] = 3
+            sizes["model.encoder.tracker.summary_dim"] = 3
     return {**LISTOPS_SMALL, **sizes, **extra}
 
 

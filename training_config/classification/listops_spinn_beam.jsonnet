@@ -12,8 +12,7 @@ spinn + {
   model+: {
     transition_loss_weight: 0.0,
     encoder+: {
-      composition_reads_tracker: false,
-      parser_trains_nodes: false,
+      tracker+: { composition_reads_tracker: false, parser_trains_nodes: false },
       training_policy: { type: "beam_mixture", width: 5 },
     },
   },

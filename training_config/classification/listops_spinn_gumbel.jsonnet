@@ -7,7 +7,10 @@
 local model4 = import "listops_spinn_model4.jsonnet";
 model4 + {
   model+: {
-    encoder+: { gumbel_straight_through: true, soft_at_test_time: false },
+    encoder+: {
+      training_policy: { type: "straight_through_gumbel" },
+      evaluation_policy: { type: "greedy" },
+    },
   },
   trainer+: {
     callbacks: [

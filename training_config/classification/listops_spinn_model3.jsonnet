@@ -3,5 +3,7 @@
 // the parser is also trained on the gold transitions (one-hot targets, weight alpha).
 local spinn = import "listops_spinn.jsonnet";
 spinn + {
-  model+: { encoder+: { soft_stack: true } },
+  model+: {
+    encoder+: { training_policy: { type: "soft" }, evaluation_policy: { type: "soft" } },
+  },
 }

@@ -7,7 +7,7 @@
 local reinforce = import "listops_spinn_reinforce.jsonnet";
 reinforce + {
   model+: {
-    encoder+: { composition_reads_tracker: false, parser_trains_nodes: false },
+    encoder+: { tracker+: { composition_reads_tracker: false, parser_trains_nodes: false } },
   },
   trainer+: {
     callbacks+: [{ type: "parser_warmup", batches: 2000 }],

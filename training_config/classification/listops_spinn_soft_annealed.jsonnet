@@ -7,7 +7,7 @@
 local model4 = import "listops_spinn_model4.jsonnet";
 model4 + {
   model+: {
-    encoder+: { soft_at_test_time: false, strength_entropy_weight: 0.01 },
+    encoder+: { evaluation_policy: { type: "greedy" }, strength_entropy_weight: 0.01 },
   },
   trainer+: {
     callbacks: [

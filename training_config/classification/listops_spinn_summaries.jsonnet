@@ -2,5 +2,5 @@
 // buffer (NSHRDLU §3.1), 32-d each.
 local spinn = import "listops_spinn.jsonnet";
 spinn + {
-  model+: { encoder+: { summary_dim: 32 } },
+  model+: { encoder+: { tracker+: { summary_dim: 32 } } },
 }

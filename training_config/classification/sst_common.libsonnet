@@ -21,25 +21,23 @@
   encoders:: {
     // SPINN-PI-NT: exactly the paper's binary constituency Tree-LSTM (memory 150, Table 1).
     spinn_pi_nt: {
-      type: "spinn", input_dim: $.embedding_dim, hidden_dim: 150, projection_dropout: 0.3,
+      type: "spinn", input_dim: $.embedding_dim, hidden_dim: 150, projection: { dropout: 0.3 },
     },
     // SPINN-PI: + a tracking LSTM feeding every composition.
     spinn_pi: {
       type: "spinn",
       input_dim: $.embedding_dim,
       hidden_dim: 150,
-      tracking_dim: 64,
-      projection_dropout: 0.3,
+      tracker: { tracking_dim: 64 },
+      projection: { dropout: 0.3 },
     },
     // Full SPINN: + its own parser, trained on SST's trees, following its own parse at test time.
     spinn: {
       type: "spinn",
       input_dim: $.embedding_dim,
       hidden_dim: 150,
-      tracking_dim: 64,
-      predict_transitions: true,
-      parse_at_test_time: true,
-      projection_dropout: 0.3,
+      tracker: { tracking_dim: 64, predict_transitions: true },
+      projection: { dropout: 0.3 },
     },
     // The Child-Sum Tree-LSTM over head-rule dependency trees (memory 168, Table 1).
     child_sum: {

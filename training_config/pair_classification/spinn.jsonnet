@@ -13,11 +13,8 @@ local common = import "nli_common.libsonnet";
       type: "spinn",
       input_dim: common.embedding_dim,
       hidden_dim: common.hidden_dim,
-      tracking_dim: 79,
-      predict_transitions: true,
-      parse_at_test_time: true,
-      projection_dropout: 0.14,  // keep 86%
-      projection_batch_norm: true,
+      tracker: { tracking_dim: 79, predict_transitions: true },
+      projection: { dropout: 0.14, batch_norm: true },  // keep 86%
     },
     mlp_layers: 1,
     dropout: 0.06,  // keep 94%

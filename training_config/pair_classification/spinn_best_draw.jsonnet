@@ -8,7 +8,7 @@
 local reinforce = import "spinn_reinforce.jsonnet";
 reinforce + {
   model+: {
-    encoder+: { composition_reads_tracker: false, parser_trains_nodes: false },
+    encoder+: { tracker+: { composition_reads_tracker: false, parser_trains_nodes: false } },
     policy_gradient+: { draws: 4, baseline: "best_draw" },
   },
   trainer+: {

@@ -3,5 +3,7 @@
 // gold transitions (alpha 3.9). Otherwise the SPINN config (Table 2, "SP.").
 local spinn = import "spinn.jsonnet";
 spinn + {
-  model+: { encoder+: { soft_stack: true } },
+  model+: {
+    encoder+: { training_policy: { type: "soft" }, evaluation_policy: { type: "soft" } },
+  },
 }

@@ -12,9 +12,8 @@ local common = import "nli_common.libsonnet";
       type: "spinn",
       input_dim: common.embedding_dim,
       hidden_dim: common.hidden_dim,
-      tracking_dim: 61,
-      projection_dropout: 0.08,  // keep 92%
-      projection_batch_norm: true,
+      tracker: { tracking_dim: 61 },
+      projection: { dropout: 0.08, batch_norm: true },  // keep 92%
     },
     mlp_layers: 2,
     dropout: 0.07,  // keep 93%

@@ -12,9 +12,7 @@ local common = import "nli_common.libsonnet";
       type: "spinn",
       input_dim: common.embedding_dim,
       hidden_dim: common.hidden_dim,
-      tracking_dim: 0,
-      projection_dropout: 0.17,  // keep 83%
-      projection_batch_norm: true,
+      projection: { dropout: 0.17, batch_norm: true },  // keep 83%
     },
     mlp_layers: 2,
     dropout: 0.06,  // keep 94%

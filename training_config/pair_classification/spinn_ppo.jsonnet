@@ -7,7 +7,7 @@
 local reinforce = import "spinn_reinforce.jsonnet";
 reinforce + {
   model+: {
-    encoder+: { composition_reads_tracker: false },
+    encoder+: { tracker+: { composition_reads_tracker: false } },
     policy_gradient+: { updates_per_batch: 4, clip: 0.2 },
   },
   trainer+: {

@@ -6,7 +6,7 @@
 local model4 = import "spinn_model4.jsonnet";
 model4 + {
   model+: {
-    encoder+: { soft_at_test_time: false, strength_entropy_weight: 0.01 },
+    encoder+: { evaluation_policy: { type: "greedy" }, strength_entropy_weight: 0.01 },
   },
   trainer+: {
     // Slower than the other parsers, and how much slower varies by seed: the config's seed

@@ -5,5 +5,5 @@
 local spinn = import "spinn.jsonnet";
 spinn + {
   dataset_reader+: { reduce_types: true },
-  model+: { encoder+: { reduce_types: 8, type_dim: 16 } },
+  model+: { encoder+: { tracker+: { reduce_types: 8, type_dim: 16 } } },
 }

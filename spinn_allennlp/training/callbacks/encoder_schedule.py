@@ -7,14 +7,15 @@ from spinn_allennlp.modules.spinn_encoder import SpinnEncoder
 
 
 class EncoderSchedule(TrainerCallback):
-    """Sets one attribute of every `spinn` encoder with a parser before each training batch,
-    to `value(batches_completed)`: held for `hold_batches`, then moved over `ramp_batches`
-    (subclasses say how), and reported in the batch's metrics under the attribute's name.
+    """Sets one setting of every `spinn` encoder with a parser (an attribute, or a setting of its
+    policies: `set_on`) before each training batch, to `value(batches_completed)`: held for
+    `hold_batches`, then moved over `ramp_batches` (subclasses say how), and reported in the
+    batch's metrics under the setting's name.
 
     The batch count is saved with the trainer's checkpoints, so `--recover` resumes the
     schedule where it was."""
 
-    # The encoder attribute set.
+    # The setting scheduled: its name in the batch metrics.
     attribute: str
 
     def __init__(self, serialization_dir: str, hold_batches: int, ramp_batches: int) -> None:
@@ -28,6 +29,18 @@ class EncoderSchedule(TrainerCallback):
 
     def value(self, batches_completed: int) -> float:
         raise NotImplementedError
+
+    def applies_to(self, encoder: SpinnEncoder) -> bool:
+        """Whether the encoder has the setting (checked when training starts)."""
+        return True
+
+    def set_on(self, encoder: SpinnEncoder, value: float) -> None:
+        """Sets the value: by default the encoder attribute named `attribute`; a schedule of
+        a policy's setting says where it goes."""
+        setattr(encoder, self.attribute, value)
+
+    # What `applies_to` asks of an encoder, for the error when no encoder has it.
+    needs: str = ""
 
     def progress(self, batches_completed: int) -> float:
         """How far along the ramp the batch after `batches_completed` is, in [0, 1]."""
@@ -44,7 +57,13 @@ class EncoderSchedule(TrainerCallback):
         ]
         if not self._encoders:
             name = type(self).__name__
-            raise ConfigurationError(f"{name} needs a spinn encoder with predict_transitions")
+            raise ConfigurationError(
+                f"{name} needs a spinn encoder with a parser (tracker.predict_transitions or a "
+                f"parser block)"
+            )
+        self._encoders = [encoder for encoder in self._encoders if self.applies_to(encoder)]
+        if not self._encoders:
+            raise ConfigurationError(f"{type(self).__name__} needs {self.needs}")
         self._apply()
 
     def on_batch(
@@ -68,7 +87,7 @@ class EncoderSchedule(TrainerCallback):
     def _apply(self) -> None:
         value = self.value(self.batches_completed)
         for encoder in self._encoders:
-            setattr(encoder, self.attribute, value)
+            self.set_on(encoder, value)
 
     def state_dict(self) -> Dict[str, Any]:
         return {"batches_completed": self.batches_completed}

@@ -21,7 +21,7 @@ SMALL = {
     "model.text_field_embedder.token_embedders.tokens.embedding_dim": 12,
     "model.encoder.input_dim": 12,
     "model.encoder.hidden_dim": 10,
-    "model.encoder.tracking_dim": 6,
+    "model.encoder.tracker.tracking_dim": 6,
     "model.mlp_dim": 8,
     "trainer.num_epochs": 1,
     "data_loader": {"batch_sampler": None, "batch_size": 8},

@@ -26,7 +26,7 @@ TEXT_SMALL = {
     "model.text_field_embedder.token_embedders.tokens.embedding_dim": 12,
     "model.encoder.input_dim": 12,
     "model.encoder.hidden_dim": 10,
-    "model.encoder.tracking_dim": 6,
+    "model.encoder.tracker.tracking_dim": 6,
     "model.mlp_dim": 8,
 }
 # 8 tokens: [MAX 2 [MIN 4 7 ] 0 ] = 4, its gold tree each list folded left to right.

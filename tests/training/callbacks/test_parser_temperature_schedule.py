@@ -10,6 +10,7 @@ from allennlp.common.checks import ConfigurationError
 from allennlp.training.callbacks import TrainerCallback
 
 from spinn_allennlp.modules import SpinnEncoder
+from spinn_allennlp.modules.encoder_settings import TrackerSettings
 from spinn_allennlp.training.callbacks import ParserTemperatureSchedule
 
 
@@ -27,7 +28,13 @@ def test_holds_then_falls_geometrically_then_stays():
 
 def test_anneals_the_soft_stack_of_the_encoder_and_resumes():
     torch.manual_seed(0)
-    encoder = SpinnEncoder(4, 3, tracking_dim=2, predict_transitions=True, soft_stack=True)
+    encoder = SpinnEncoder(
+        4,
+        3,
+        tracker=TrackerSettings(2, predict_transitions=True),
+        training_policy={"type": "soft"},
+        evaluation_policy={"type": "soft"},
+    )
     trainer = SimpleNamespace(model=SimpleNamespace(modules=lambda: [encoder]))
     callback = schedule(start=1.0, end=1e-3, ramp_batches=2)
     callback.on_start(trainer)
@@ -36,7 +43,8 @@ def test_anneals_the_soft_stack_of_the_encoder_and_resumes():
     metrics = {}
     for _ in range(2):
         callback.on_batch(trainer, [], [], metrics, 0, 0, is_training=True)
-    assert encoder.parser_temperature == pytest.approx(1e-3)
+    assert encoder.training_policy.temperature == pytest.approx(1e-3)
+    assert encoder.evaluation_policy.temperature == pytest.approx(1e-3)
     assert metrics["parser_temperature"] == pytest.approx(1e-3)
     cold = encoder.encode(inputs, mask).reduce_strengths
     # At temperature 1e-3 the strengths are all but 0 or 1; at 1, an untrained parser's are not.
@@ -45,14 +53,18 @@ def test_anneals_the_soft_stack_of_the_encoder_and_resumes():
 
     resumed = schedule(start=1.0, end=1e-3, ramp_batches=2)
     resumed.load_state_dict(callback.state_dict())
-    encoder.parser_temperature = 1.0
+    encoder.training_policy.temperature = 1.0
     resumed.on_start(trainer)
-    assert encoder.parser_temperature == pytest.approx(1e-3)
+    assert encoder.training_policy.temperature == pytest.approx(1e-3)
 
 
 def test_refuses_models_without_a_parser_and_bad_values():
     trainer = SimpleNamespace(model=SimpleNamespace(modules=lambda: [SpinnEncoder(4, 3)]))
-    with pytest.raises(ConfigurationError, match="predict_transitions"):
+    with pytest.raises(ConfigurationError, match="a parser"):
         schedule().on_start(trainer)
+    greedy = SpinnEncoder(4, 3, tracker=TrackerSettings(2, predict_transitions=True))
+    trainer = SimpleNamespace(model=SimpleNamespace(modules=lambda: [greedy]))
+    with pytest.raises(ConfigurationError, match="a temperature"):
+        schedule().on_start(trainer)  # no policy of its reads a temperature
     with pytest.raises(ConfigurationError, match="positive"):
         schedule(end=0.0)
