@@ -20,7 +20,7 @@ import torch
 from torch import nn
 from torch.nn.utils.rnn import pack_padded_sequence
 
-from spinn_core.graphs import GraphedPasses
+from spinn_core.graphs import GraphedPasses, GraphedSpinn
 from spinn_core.output import SpinnOutput
 from spinn_core.policies import policy_for_mode
 from spinn_core.runners import run_levelwise
@@ -124,19 +124,19 @@ def compiled_copy(model: Spinn, device: str) -> Spinn:
 
 class Graphed(nn.Module):
     """A copy of ``model`` whose passes replay CUDA graphs, one per length bucket
-    (``Spinn.use_cuda_graphs``; captured on the first call of a bucket). On the CPU, which
+    (``GraphedSpinn``; captured on the first call of a bucket). On the CPU, which
     has none, its stand-in: the same bucketed static-shape pass, eager (``GraphedPasses`` with
     ``capture=False``), so that the rows run, and are checked, anywhere."""
 
     def __init__(self, model: Spinn) -> None:
         super().__init__()
         self.model = copy.deepcopy(model)
-        self.model.use_cuda_graphs()
+        self.graphed = GraphedSpinn(self.model)
         self.stand_in = GraphedPasses(self.model, capture=False)
 
     def forward(self, inputs, mask, transitions=None, mode: str = "given") -> SpinnOutput:
         if inputs.is_cuda:
-            return self.model(inputs, mask, transitions, mode=mode)
+            return self.graphed(inputs, mask, transitions, policy=policy_for_mode(mode))
         out = self.stand_in(inputs, mask, transitions, policy_for_mode(mode))
         if out is None:
             raise ValueError(f"no bucket for this batch: {self.stand_in.eager}")

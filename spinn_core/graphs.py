@@ -28,33 +28,18 @@ between raises instead of returning wrong gradients.
 import dataclasses
 import weakref
 from collections import OrderedDict
-from typing import TYPE_CHECKING, Dict, Hashable, List, Optional, Sequence, Tuple
+from typing import Dict, Hashable, List, Optional, Sequence, Tuple
 
 import torch
 from torch import nn
 
 from spinn_core.batch import check_batch, lay_out
 from spinn_core.batching import LENGTH_BUCKETS, bucket_size, pad_dims
-from spinn_core.output import SpinnOutput
-from spinn_core.policies import TransitionPolicy
-from spinn_core.runners import run_soft_stack, run_thin_stack
+from spinn_core.output import STEP_FIELDS, SpinnOutput
+from spinn_core.policies import Given, TransitionPolicy
+from spinn_core.runners import pick_runner, run_soft_stack, run_thin_stack
+from spinn_core.spinn import Spinn
 from spinn_core.transitions import PAD
-
-if TYPE_CHECKING:
-    from spinn_core.spinn import Spinn
-
-# The tensor fields of a pass's output that a graph returns (per step: (B, T, ...)).
-PER_STEP = (
-    "transitions",
-    "transition_logits",
-    "node_hidden",
-    "node_states",
-    "reduce_strengths",
-    "reduce_types",
-    "reduce_type_logits",
-    "action_log_probs",
-    "action_entropy",
-)
 
 
 class BucketPass(nn.Module):
@@ -64,7 +49,7 @@ class BucketPass(nn.Module):
 
     def __init__(
         self,
-        spinn: "Spinn",
+        spinn: Spinn,
         policy: TransitionPolicy,
         total_steps: int,
         return_nodes: bool,
@@ -98,9 +83,10 @@ class BucketPass(nn.Module):
             dense=True,
         )
         parts = dataclasses.replace(spinn.parts(), static_shapes=True)
-        runner = run_soft_stack if policy.soft else run_thin_stack
-        output = runner(batch, parts, policy)
-        return {"sentence": output.sentence, **{name: getattr(output, name) for name in PER_STEP}}
+        # (Only passes on the thin or soft stack are bucketed: GraphedPasses._refusal.)
+        output = _runner(spinn, policy)(batch, parts, policy)
+        per_step = {name: getattr(output, name) for name in STEP_FIELDS}
+        return {"sentence": output.sentence, **per_step}
 
 
 @dataclasses.dataclass
@@ -183,7 +169,7 @@ class GraphedPasses:
 
     def __init__(
         self,
-        spinn: "Spinn",
+        spinn: Spinn,
         batch_size: Optional[int] = None,
         length_edges: Sequence[int] = LENGTH_BUCKETS,
         capture: bool = True,
@@ -203,7 +189,7 @@ class GraphedPasses:
         self.captures = 0
 
     def __deepcopy__(self, memo) -> None:
-        # A copy of the model captures its own graphs (``Spinn`` makes them on demand).
+        # A copy of the model captures its own graphs (``GraphedSpinn`` makes them on demand).
         return None
 
     @property
@@ -290,7 +276,7 @@ class GraphedPasses:
             return "not on CUDA"
         if not policy.replayable:
             return "policy not replayable (state between calls, or values read back)"
-        if self.spinn._runner_for(policy) not in (run_thin_stack, run_soft_stack):
+        if _runner(self.spinn, policy) not in (run_thin_stack, run_soft_stack):
             return "runner reads back to the host"
         if self.capture and torch.is_autocast_enabled() and torch.is_autocast_cache_enabled():
             return "autocast cache"
@@ -358,6 +344,65 @@ class GraphedPasses:
         return dict(zip(names, values))
 
 
+class GraphedSpinn:
+    """``spinn``'s passes replayed from CUDA graphs where they can be (``GraphedPasses``, made
+    on the first pass on CUDA), eager everywhere else: a callable with the keywords of
+    ``Spinn.forward`` that wraps the model from outside, through its public API (the model
+    knows nothing of graphs). Not a module: the model's parameters stay the model's alone; a
+    deep copy wraps the copied model and captures its own graphs."""
+
+    def __init__(
+        self,
+        spinn: Spinn,
+        batch_size: Optional[int] = None,
+        length_edges: Sequence[int] = LENGTH_BUCKETS,
+    ) -> None:
+        self.spinn = spinn
+        self.batch_size = batch_size
+        self.length_edges = tuple(length_edges)
+        # The graphs captured so far (None until a pass on CUDA made them).
+        self.graphs: Optional[GraphedPasses] = None
+
+    @property
+    def hidden_dim(self) -> int:
+        return self.spinn.hidden_dim
+
+    def __call__(
+        self,
+        inputs: torch.Tensor,
+        mask: torch.Tensor,
+        transitions: Optional[torch.Tensor] = None,
+        return_nodes: bool = False,
+        node_inputs: Optional[torch.Tensor] = None,
+        reduce_types: Optional[torch.Tensor] = None,
+        policy: Optional[TransitionPolicy] = None,
+    ) -> SpinnOutput:
+        policy = policy if policy is not None else Given()
+        if inputs.is_cuda:
+            if self.graphs is None:
+                self.graphs = GraphedPasses(self.spinn, self.batch_size, self.length_edges)
+            checked = self.spinn.checked_policy(policy, transitions, reduce_types, node_inputs)
+            typed = reduce_types if self.spinn.num_reduce_types else None
+            output = self.graphs(
+                inputs, mask, transitions, checked, typed, node_inputs, return_nodes
+            )
+            if output is not None:
+                return output
+        return self.spinn(
+            inputs,
+            mask,
+            transitions,
+            return_nodes=return_nodes,
+            node_inputs=node_inputs,
+            reduce_types=reduce_types,
+            policy=policy,
+        )
+
+
+def _runner(spinn: Spinn, policy: TransitionPolicy):
+    return pick_runner(policy, spinn.tracker is not None, spinn.levelwise)
+
+
 def _output(
     outputs: Dict[str, Optional[torch.Tensor]],
     batch_size: int,
@@ -368,7 +413,7 @@ def _output(
     fields = {
         name: None if value is None else value[:batch_size] for name, value in outputs.items()
     }
-    for name in PER_STEP:
+    for name in STEP_FIELDS:
         value = fields.get(name)
         if value is not None:
             fields[name] = value[:, :steps]

@@ -1,8 +1,8 @@
 """What an encoder pass returns, whichever runner made it."""
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, fields, replace
 from enum import Enum
-from typing import List, Optional, Sequence
+from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 import torch
 
@@ -37,48 +37,62 @@ GIVEN, PREDICTED, MIXED, SOFT, SAMPLED = (
 MODES = tuple(Mode)
 
 
+# How a tensor field of SpinnOutput is laid out, declared once with the field (its metadata):
+# what `split`, `merge_rows` and the CUDA graphs' cut derive their work from.
+ROW = "row"  # (B, ...): one value per sentence
+STEP = "step"  # (B, T, ...): one per step
+BEAM_STEP = "beam_step"  # (B, K, T): one per step of each of a beam's K parses
+
+
+def _tensor(layout: str, pad: float = 0.0, parser: bool = False) -> Any:
+    """An optional tensor field laid out as ``layout``; ``pad``: the value of steps past a
+    sentence's end; ``parser``: the parser's own record of its moves (what a parser with a
+    network of its own hands on to the composition's output)."""
+    return field(default=None, metadata={"layout": layout, "pad": pad, "parser": parser})
+
+
 @dataclass
 class SpinnOutput:
     """Everything one encoder pass computes; ``B`` sentences, ``T`` steps, ``D`` hidden size."""
 
     # Shape: (B, D). h of the stack top after the last step; zeros for an empty sentence.
-    sentence: torch.Tensor
+    sentence: torch.Tensor = field(metadata={"layout": ROW, "pad": 0.0})
     # Shape: (B, T). The transitions actually followed, PAD after each sentence's end.
-    transitions: torch.Tensor
+    transitions: torch.Tensor = field(metadata={"layout": STEP, "pad": PAD})
     # Shape: (B, T, 2). SHIFT/REDUCE logits at each step, when the model has a parser.
-    transition_logits: Optional[torch.Tensor] = None
+    transition_logits: Optional[torch.Tensor] = _tensor(STEP, parser=True)
     # Shapes: (B, T, D) h and (B, T, node_dim) full state of the node pushed at each step (the
     # tree's nodes in post-order: leaves at SHIFTs, constituents at REDUCEs), when asked for.
-    node_hidden: Optional[torch.Tensor] = None
-    node_states: Optional[torch.Tensor] = None
+    node_hidden: Optional[torch.Tensor] = _tensor(STEP)
+    node_states: Optional[torch.Tensor] = _tensor(STEP)
     # Which transitions were followed: GIVEN, PREDICTED, MIXED, SAMPLED or SOFT (then
     # ``transitions`` is the discrete tree the soft pass prefers).
     mode: str = GIVEN
     # Shape: (B, T). Soft mode: the strength of REDUCE at each step after the legal-move rule
     # (0 after the sentence's end).
-    reduce_strengths: Optional[torch.Tensor] = None
+    reduce_strengths: Optional[torch.Tensor] = _tensor(STEP)
     # Typed REDUCE (NSHRDLU §3.3). Shape (B, T): the type of each REDUCE followed (PAD = -1 at
     # SHIFTs and after the end); shape (B, T, K): the type classifier's logits at every step.
-    reduce_types: Optional[torch.Tensor] = None
-    reduce_type_logits: Optional[torch.Tensor] = None
+    reduce_types: Optional[torch.Tensor] = _tensor(STEP, pad=PAD)
+    reduce_type_logits: Optional[torch.Tensor] = _tensor(STEP)
     # Shape: (B, T). A policy that chooses by a distribution over legal moves (sampling):
     # the log-probability of the transition taken at each step and the entropy of the
     # distribution it was taken from; 0 where only one move was legal and after the end.
     # Summed over steps, the log-probability of the whole tree (REINFORCE's score function).
-    action_log_probs: Optional[torch.Tensor] = None
-    action_entropy: Optional[torch.Tensor] = None
+    action_log_probs: Optional[torch.Tensor] = _tensor(STEP, parser=True)
+    action_entropy: Optional[torch.Tensor] = _tensor(STEP, parser=True)
     # Shape: (B,). Beam search (``runners/beam.py``): the log-probability under the parser of
     # each tree found (0 for an empty sentence).
-    beam_log_probs: Optional[torch.Tensor] = None
+    beam_log_probs: Optional[torch.Tensor] = _tensor(ROW, parser=True)
     # Shapes: (B, K) and (B, K, T). A beam mixture (``runners/beam.py``): the summed
     # log-probability of each of the K parses kept (-inf for a slot no parse filled; with
     # gradients) and their transitions, best first; the sentence vector is their roots
     # weighted by the softmax of the scores.
-    beam_scores: Optional[torch.Tensor] = None
-    beam_transitions: Optional[torch.Tensor] = None
+    beam_scores: Optional[torch.Tensor] = _tensor(ROW)
+    beam_transitions: Optional[torch.Tensor] = _tensor(BEAM_STEP, pad=PAD)
     # Shape: (B, K, D). The K parses' roots, when the beam mixes predictions (a model
     # classifies each and mixes the results with the scores' softmax).
-    beam_roots: Optional[torch.Tensor] = None
+    beam_roots: Optional[torch.Tensor] = _tensor(ROW)
 
     def split(self, sizes: Sequence[int]) -> List["SpinnOutput"]:
         """The outputs of consecutive groups of ``sizes`` sentences (e.g. premises, then
@@ -91,33 +105,67 @@ class SpinnOutput:
             start += size
             followed = self.transitions[rows]
             steps = int((followed != PAD).sum(dim=1).max()) if size else 0
-            outputs.append(
-                replace(
-                    self,
-                    sentence=self.sentence[rows],
-                    transitions=followed[:, :steps],
-                    transition_logits=_cut(self.transition_logits, rows, steps),
-                    node_hidden=_cut(self.node_hidden, rows, steps),
-                    node_states=_cut(self.node_states, rows, steps),
-                    reduce_strengths=_cut(self.reduce_strengths, rows, steps),
-                    reduce_types=_cut(self.reduce_types, rows, steps),
-                    reduce_type_logits=_cut(self.reduce_type_logits, rows, steps),
-                    action_log_probs=_cut(self.action_log_probs, rows, steps),
-                    action_entropy=_cut(self.action_entropy, rows, steps),
-                    beam_log_probs=(
-                        None if self.beam_log_probs is None else self.beam_log_probs[rows]
-                    ),
-                    beam_scores=None if self.beam_scores is None else self.beam_scores[rows],
-                    beam_transitions=(
-                        None
-                        if self.beam_transitions is None
-                        else self.beam_transitions[rows, :, :steps]
-                    ),
-                    beam_roots=None if self.beam_roots is None else self.beam_roots[rows],
-                )
-            )
+            cut: Dict[str, Any] = {
+                name: _take(getattr(self, name), layout, rows, steps)
+                for name, layout in LAYOUT.items()
+            }
+            outputs.append(replace(self, **cut))
         return outputs
 
 
-def _cut(per_step: Optional[torch.Tensor], rows: slice, steps: int) -> Optional[torch.Tensor]:
-    return None if per_step is None else per_step[rows, :steps]
+# Every tensor field's layout, in declaration order; the per-step ones; the parser's own.
+LAYOUT: Dict[str, str] = {f.name: f.metadata["layout"] for f in fields(SpinnOutput) if f.metadata}
+PADDING: Dict[str, float] = {f.name: f.metadata["pad"] for f in fields(SpinnOutput) if f.metadata}
+STEP_FIELDS: Tuple[str, ...] = tuple(name for name, layout in LAYOUT.items() if layout == STEP)
+PARSER_FIELDS: Tuple[str, ...] = tuple(
+    f.name for f in fields(SpinnOutput) if f.metadata.get("parser")
+)
+
+
+def _take(
+    value: Optional[torch.Tensor], layout: str, rows: slice, steps: int
+) -> Optional[torch.Tensor]:
+    """``value``'s sentences ``rows``, cut to ``steps`` steps."""
+    if value is None:
+        return None
+    if layout == STEP:
+        return value[rows, :steps]
+    if layout == BEAM_STEP:
+        return value[rows, :, :steps]
+    return value[rows]
+
+
+def merge_rows(
+    outputs: Sequence[SpinnOutput], rows: Sequence[torch.Tensor], batch_size: int
+) -> SpinnOutput:
+    """One output of ``batch_size`` sentences from the outputs of groups of them encoded apart
+    (``rows[i]``: the batch positions of ``outputs[i]``'s sentences), the inverse of
+    ``split``: per-step tensors padded to the longest group's steps with the field's padding
+    (PAD for transitions and types, 0 for the rest). A field missing from a group is missing
+    from the result. The mode is the first group's."""
+    steps = max(output.transitions.size(1) for output in outputs)
+    merged: Dict[str, Optional[torch.Tensor]] = {}
+    for name, layout in LAYOUT.items():
+        parts = [getattr(output, name) for output in outputs]
+        if any(part is None for part in parts):
+            merged[name] = None
+            continue
+        first = parts[0]
+        if layout == STEP:
+            shape = (batch_size, steps) + tuple(first.shape[2:])
+        elif layout == BEAM_STEP:
+            shape = (batch_size, first.size(1), steps)
+        else:
+            shape = (batch_size,) + tuple(first.shape[1:])
+        result = first.new_full(shape, PADDING[name])
+        for part, index in zip(parts, rows):
+            if layout == STEP:
+                result[index, : part.size(1)] = part
+            elif layout == BEAM_STEP:
+                result[index, :, : part.size(2)] = part
+            else:
+                result[index] = part
+        merged[name] = result
+    sentence, transitions = merged.pop("sentence"), merged.pop("transitions")
+    assert sentence is not None and transitions is not None
+    return SpinnOutput(sentence=sentence, transitions=transitions, mode=outputs[0].mode, **merged)

@@ -9,30 +9,20 @@ returns a ``SpinnOutput``: the thin stack step by step (Algorithm 1), level by l
 given trees, tree-height calls), or the soft stack (NSHRDLU Models 3-4).
 """
 
-from typing import Any, Callable, Dict, List, Optional, Sequence
+from typing import List, Optional
 
 import torch
 from torch import nn
 
 from spinn_core.batch import PreparedBatch, prepare_batch
-from spinn_core.batching import LENGTH_BUCKETS
 from spinn_core.cells import COMPOSITIONS, BufferProjection, Summaries, Tracker
-from spinn_core.graphs import GraphedPasses
 from spinn_core.options import check_options, check_policy
 from spinn_core.output import GIVEN, SpinnOutput
 from spinn_core.parts import SpinnParts
 from spinn_core.policies import TransitionPolicy, beam_start_scores, policy_for_mode
 from spinn_core.policy_registry import with_move_check
-from spinn_core.runners import (
-    run_beam,
-    run_beam_mixture,
-    run_levelwise,
-    run_soft_stack,
-    run_thin_stack,
-)
+from spinn_core.runners import Runner, pick_runner
 from spinn_core.transitions import PAD
-
-Runner = Callable[[PreparedBatch, SpinnParts, TransitionPolicy], SpinnOutput]
 
 
 class Spinn(nn.Module):
@@ -144,29 +134,6 @@ class Spinn(nn.Module):
         self.levelwise = levelwise
         # See SpinnParts.static_shapes.
         self.static_shapes: Optional[bool] = None
-        # CUDA graphs of the passes on CUDA (``use_cuda_graphs``), made on demand.
-        self.cuda_graphs: Optional[Dict[str, Any]] = None
-        self._graphs: Optional[GraphedPasses] = None
-
-    def use_cuda_graphs(
-        self,
-        enabled: bool = True,
-        batch_size: Optional[int] = None,
-        length_edges: Sequence[int] = LENGTH_BUCKETS,
-    ) -> None:
-        """Replay the passes on CUDA from CUDA graphs, one per length bucket (``graphs.py``):
-        batches padded to ``batch_size`` sentences (None: the next power of two) and their
-        longest sentence to the next of ``length_edges``; eager where a pass cannot be
-        replayed, and on the CPU."""
-        self.cuda_graphs = (
-            dict(batch_size=batch_size, length_edges=tuple(length_edges)) if enabled else None
-        )
-        self._graphs = None
-
-    @property
-    def graphs(self) -> Optional[GraphedPasses]:
-        """The graphs captured so far (None until a pass on CUDA made them)."""
-        return self._graphs
 
     def parser_parameters(self) -> List[nn.Parameter]:
         """The parameters of the parser's network: the tracker (its transition classifier
@@ -220,35 +187,8 @@ class Spinn(nn.Module):
         """
         if policy is None:
             policy = policy_for_mode(mode, self_transition_prob)
-        # A policy written elsewhere has its moves checked (an illegal one is an error that
-        # names it); this package's are legal by construction.
-        policy = with_move_check(policy)
+        policy = self.checked_policy(policy, transitions, reduce_types, node_inputs)
         typed = bool(self.num_reduce_types)
-        check_policy(
-            policy,
-            has_parser=self.has_parser,
-            has_type_classifier=self.type_classifier is not None,
-            num_reduce_types=self.num_reduce_types,
-            node_input_dim=self.node_input_dim,
-            has_summaries=self.summaries is not None,
-            transitions_given=transitions is not None,
-            reduce_types_given=reduce_types is not None,
-            node_inputs_given=node_inputs is not None,
-        )
-        if self.cuda_graphs is not None and runner is None and inputs.is_cuda:
-            if self._graphs is None:
-                self._graphs = GraphedPasses(self, **self.cuda_graphs)
-            output = self._graphs(
-                inputs,
-                mask,
-                transitions,
-                policy,
-                reduce_types if typed else None,
-                node_inputs,
-                return_nodes,
-            )
-            if output is not None:
-                return output
         parts = self.parts()
         batch = prepare_batch(
             inputs,
@@ -266,17 +206,33 @@ class Spinn(nn.Module):
         )
         if batch.total_steps == 0:
             return self._empty_output(batch, policy)
-        return (runner or self._runner_for(policy))(batch, parts, policy)
+        runner = runner or pick_runner(policy, self.tracker is not None, self.levelwise)
+        return runner(batch, parts, policy)
 
-    def _runner_for(self, policy: TransitionPolicy) -> Runner:
-        """The runner a pass under ``policy`` takes."""
-        if policy.soft:
-            return run_soft_stack
-        if policy.searches:
-            return run_beam_mixture if policy.mixes else run_beam
-        if policy.follows_given and self.tracker is None and self.levelwise:
-            return run_levelwise
-        return run_thin_stack
+    def checked_policy(
+        self,
+        policy: TransitionPolicy,
+        transitions: Optional[torch.Tensor],
+        reduce_types: Optional[torch.Tensor],
+        node_inputs: Optional[torch.Tensor],
+    ) -> TransitionPolicy:
+        """``policy`` as a pass follows it, checked against the model and the pass's inputs
+        (``options.check_policy``: an error naming what is missing). A policy written
+        elsewhere has its moves checked (an illegal one is an error that names it); this
+        package's are legal by construction."""
+        policy = with_move_check(policy)
+        check_policy(
+            policy,
+            has_parser=self.has_parser,
+            has_type_classifier=self.type_classifier is not None,
+            num_reduce_types=self.num_reduce_types,
+            node_input_dim=self.node_input_dim,
+            has_summaries=self.summaries is not None,
+            transitions_given=transitions is not None,
+            reduce_types_given=reduce_types is not None,
+            node_inputs_given=node_inputs is not None,
+        )
+        return policy
 
     def _empty_output(self, batch: PreparedBatch, policy: TransitionPolicy) -> SpinnOutput:
         """The output of a batch with no steps (no sentences, or only empty ones): zero

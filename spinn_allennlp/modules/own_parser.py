@@ -1,5 +1,16 @@
+import dataclasses
+from typing import Optional, Union
+
+import torch
 from allennlp.common import FromParams
 from allennlp.common.checks import ConfigurationError
+from allennlp.data import Vocabulary
+
+from spinn_core.graphs import GraphedSpinn
+from spinn_core.output import PARSER_FIELDS, SpinnOutput
+from spinn_core.parser_network import ParserNetwork
+from spinn_core.policies import Given, TransitionPolicy
+from spinn_core.spinn import Spinn
 
 
 class OwnParser(FromParams):
@@ -48,3 +59,90 @@ class OwnParser(FromParams):
         self.embedding_dim = embedding_dim
         self.vocab_namespace = vocab_namespace
         self.leaf_lstm = leaf_lstm
+
+
+def parser_network(
+    settings: OwnParser, input_dim: int, vocab: Optional[Vocabulary]
+) -> ParserNetwork:
+    """The `parser` block's network: its own embeddings over the vocabulary's namespace (with
+    `embedding_dim`), else reading the encoder's `input_dim` word vectors."""
+    num_embeddings = 0
+    if settings.embedding_dim:
+        if vocab is None:
+            raise ValueError(
+                "a parser with embeddings of its own (parser.embedding_dim > 0) needs the "
+                "vocabulary: AllenNLP passes it to a model's encoder; in Python pass "
+                "SpinnEncoder(..., vocab=vocab)"
+            )
+        num_embeddings = vocab.get_vocab_size(settings.vocab_namespace)
+    return ParserNetwork(
+        input_dim=settings.embedding_dim or input_dim,
+        hidden_dim=settings.hidden_dim,
+        tracking_dim=settings.tracking_dim,
+        num_embeddings=num_embeddings,
+        leaf_lstm=settings.leaf_lstm,
+    )
+
+
+def parse_then_compose(
+    parser: ParserNetwork,
+    composition: Union[Spinn, GraphedSpinn],
+    inputs: torch.Tensor,
+    mask: torch.Tensor,
+    transitions: Optional[torch.Tensor],
+    return_nodes: bool,
+    policy: TransitionPolicy,
+    parser_tokens: Optional[torch.Tensor],
+) -> SpinnOutput:
+    """A pass of an encoder with a parser of its own: the parser runs `policy` on its own
+    inputs, then the composition follows the transitions it took as given trees. The output is
+    the composition's, with the parser's scores of its moves. `composition`: the encoder's
+    core, or that core replayed from CUDA graphs."""
+    words = parser_tokens if parser.reads_token_ids else inputs.detach()
+    parsed = parser(words, mask, transitions, policy)
+    if policy.mixes:
+        return _compose_beam(composition, inputs, mask, parsed, return_nodes)
+    if policy.rescores_only:
+        # PPO's further updates read the parser's scores of moves already taken, not the
+        # sentence vectors: the composition is not run.
+        composed = SpinnOutput(
+            inputs.new_zeros(inputs.size(0), composition.hidden_dim), parsed.transitions
+        )
+    else:
+        composed = composition(
+            inputs, mask, parsed.transitions, return_nodes=return_nodes, policy=Given()
+        )
+    parser_record = {name: getattr(parsed, name) for name in PARSER_FIELDS}
+    return dataclasses.replace(composed, mode=parsed.mode, **parser_record)
+
+
+def _compose_beam(
+    composition: Union[Spinn, GraphedSpinn],
+    inputs: torch.Tensor,
+    mask: torch.Tensor,
+    parsed: SpinnOutput,
+    return_nodes: bool,
+) -> SpinnOutput:
+    """A beam mixture with a parser of its own: the composition follows each of the beam's K
+    trees of every sentence, and the sentence vector is their roots weighted by the softmax of
+    the parser's scores of them (``spinn_core/runners/beam.py``), so the task's gradient
+    reaches the parser through the scores alone."""
+    if return_nodes:
+        raise ValueError(
+            "beam_mixture's sentence vector mixes several trees: node states are not "
+            "returned with it (use greedy or beam_search for them)"
+        )
+    assert parsed.beam_scores is not None and parsed.beam_transitions is not None
+    batch_size, width = parsed.beam_scores.shape
+    roots = composition(
+        inputs.repeat_interleave(width, dim=0),
+        mask.repeat_interleave(width, dim=0),
+        parsed.beam_transitions.flatten(0, 1),
+        policy=Given(),
+    ).sentence.view(batch_size, width, -1)
+    weights = torch.softmax(parsed.beam_scores, dim=1).to(roots.dtype)
+    return dataclasses.replace(
+        parsed,
+        sentence=(weights.unsqueeze(2) * roots).sum(dim=1),
+        beam_roots=roots if parsed.beam_roots is not None else None,
+    )

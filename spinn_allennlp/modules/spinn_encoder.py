@@ -17,22 +17,22 @@ from spinn_allennlp.modules.encoder_settings import (
     translate_legacy_keys,
 )
 from spinn_allennlp.modules.input_checks import word_mask
-from spinn_allennlp.modules.own_parser import OwnParser
+from spinn_allennlp.modules.own_parser import OwnParser, parse_then_compose, parser_network
 from spinn_allennlp.modules.tree_encoder import (
+    AddedLosses,
     TreeEncoder,
     given_trees,
     gold_like,
-    merge_rows,
     rows_without_trees,
     with_default_trees,
 )
 from spinn_core.batching import check_transitions_tensor
-from spinn_core.output import SpinnOutput
-from spinn_core.parser_network import ParserNetwork
+from spinn_core.graphs import GraphedSpinn
+from spinn_core.output import SpinnOutput, merge_rows
 from spinn_core.policies import Given, Greedy, TransitionPolicy
 from spinn_core.policy_registry import policy_from_config
 from spinn_core.spinn import Spinn
-from spinn_core.supervision import GradientProbe, attach_loss, strength_entropy, transition_loss
+from spinn_core.supervision import GradientProbe, strength_entropy, transition_loss
 
 logger = logging.getLogger(__name__)
 
@@ -45,6 +45,51 @@ MIXED_PRECISION: Dict[Optional[str], Optional[torch.dtype]] = {None: None, "bf16
 
 # A policy as a config gives it (`{"type": name, ...}`) or, from Python, the policy itself.
 PolicySetting = Union[Dict[str, Any], TransitionPolicy]
+
+
+# Said once when training composes balanced trees because no transitions reach the encoder.
+DEFAULT_TREES_WARNING = (
+    "SpinnEncoder: no transitions reach the encoder, so it composes each sentence's balanced "
+    "binary tree (what it does in any model, e.g. basic_classifier). For real trees the model "
+    "must pass transitions: for labelled sentences, the text_classification_transitions reader "
+    "(a binary_parse per line, or a tree_source such as benepar) with the spinn_classifier "
+    "model; see docs/your_own_model.md."
+)
+
+
+def _rows(tensor: Optional[torch.Tensor], rows: torch.Tensor) -> Optional[torch.Tensor]:
+    return None if tensor is None else tensor[rows]
+
+
+def _core(
+    input_dim: int,
+    hidden_dim: int,
+    tracker: Optional[TrackerSettings],
+    composition: str,
+    projection: ProjectionSettings,
+    speed: SpeedSettings,
+) -> Spinn:
+    """The core model the blocks describe (`spinn_core.spinn.Spinn`)."""
+    return Spinn(
+        input_dim=input_dim,
+        hidden_dim=hidden_dim,
+        tracking_dim=tracker.tracking_dim if tracker else 0,
+        predict_transitions=bool(tracker and tracker.predict_transitions),
+        composition=composition,
+        projection_dropout=projection.dropout,
+        projection_batch_norm=projection.batch_norm,
+        levelwise=speed.levelwise is not False,
+        num_reduce_types=tracker.reduce_types if tracker else 0,
+        type_dim=(tracker.type_dim if tracker else None) or DEFAULT_TYPE_DIM,
+        summary_dim=tracker.summary_dim if tracker else 0,
+        composition_reads_tracker=tracker.composition_reads_tracker if tracker else True,
+        parser_trains_nodes=tracker.parser_trains_nodes if tracker else True,
+    )
+
+
+def _autocast(mixed_precision: Optional[str], device: torch.device):
+    dtype = MIXED_PRECISION[mixed_precision]
+    return contextlib.nullcontext() if dtype is None else torch.autocast(device.type, dtype)
 
 
 def _float32_outputs(output: SpinnOutput) -> SpinnOutput:
@@ -60,60 +105,49 @@ def _float32_outputs(output: SpinnOutput) -> SpinnOutput:
 
 @Seq2VecEncoder.register("spinn")
 class SpinnEncoder(TreeEncoder):
-    """SPINN (Bowman et al. 2016): encodes a sentence by shift-reduce TreeLSTM composition over a
-    binary tree, with a thin stack batched over sentences.
+    """SPINN (Bowman et al. 2016): shift-reduce TreeLSTM composition over binary trees, with a
+    thin stack batched over sentences. Registered as the `Seq2VecEncoder` "spinn".
 
-    A variant is its parts: no `tracker` is SPINN-PI-NT (exactly a TreeLSTM); a `tracker` is
-    SPINN-PI; a tracker with `predict_transitions` (or a `parser` block) is the full SPINN.
-    How trees are made is the pair `training_policy` / `evaluation_policy` alone
-    (`spinn_core.policies`; docs/configuration.md shows each paper variant). Without
-    transitions a parser-less encoder composes the balanced binary tree, so `"type": "spinn"`
-    also works in configs that know nothing of trees (`basic_classifier`); an encoder with a
-    parser follows its own (greedy) parse wherever no tree is given.
+    A variant is its parts (no `tracker`: SPINN-PI-NT, exactly a TreeLSTM; a `tracker`:
+    SPINN-PI; with `predict_transitions` or a `parser` block: SPINN), and how trees are made is
+    the `training_policy` / `evaluation_policy` pair alone (docs/configuration.md: every paper
+    variant). Without transitions a parser-less encoder composes the balanced binary tree (so it
+    works in `basic_classifier`); one with a parser follows its own greedy parse. Input:
+    (batch_size, num_tokens, input_dim), real tokens first in the mask; output: (batch_size,
+    hidden_dim); `encode` returns the whole `SpinnOutput`. The old flat keys of 0.1 and 0.2
+    configs are translated, with a warning naming the new form (`translate_legacy_keys`).
 
-    Input shape: (batch_size, num_tokens, input_dim) with a mask of real tokens first (`None`:
-    every position is a word); output shape: (batch_size, hidden_dim). `encode` returns the
-    whole `SpinnOutput`. The keys of 0.1 and 0.2 configs (`tracking_dim`, `soft_stack`,
-    `beam_size`, ...) are translated with a warning naming the new form
-    (`encoder_settings.translate_legacy_keys`). Registered as a `Seq2VecEncoder` "spinn".
-
-    # Parameters
+    # Parameters (docs/configuration.md: each with its fields and the paper's names)
 
     input_dim : `int`
         Size of the word vectors.
     hidden_dim : `int`
         D, the size of a tree node's h (and c): the output size.
-    tracker : `TrackerSettings`, optional (default = `None`)
-        The tracking LSTM and the parser on its state: `tracking_dim`, `predict_transitions`,
-        `reduce_types`, `type_dim`, `summary_dim`, `composition_reads_tracker`,
-        `parser_trains_nodes` (`encoder_settings.TrackerSettings`).
+    tracker : `TrackerSettings`, optional (default = `None`: no tracking LSTM)
+        The tracking LSTM and the parser on its state (`encoder_settings.TrackerSettings`).
     parser : `OwnParser`, optional (default = `None`)
-        A parser with a network of its own (`modules/own_parser.py`); the encoder's own layers
-        are then the task's composition alone, following its trees.
+        A parser with a network of its own (`own_parser.py`); the encoder's layers are then
+        the task's composition alone, following its trees.
     composition : `str`, optional (default = `"treelstm"`)
         `"treelstm"` (eq. 1-3) or `"treernn"` (a tanh layer).
     projection : `ProjectionSettings`, optional (default = no dropout, no batch norm)
-        The leaves' projection (eq. 4): `dropout`, `batch_norm`.
+        The leaves' projection (eq. 4).
     training_policy : `Dict[str, Any]`, optional (default = `{"type": "given"}`)
-        How trees are made in training: `{"type": NAME, ...its arguments}`, NAME one of
-        `"given"`, `"greedy"`, `"mixed"` (`self_transition_prob`), `"sampled"`, `"soft"`
-        (`temperature`), `"straight_through_gumbel"` (`temperature`), `"beam_search"`,
-        `"beam_mixture"` (`width`, `soft_top_k`, `mix`), or one registered with
-        `spinn_core.policy_registry.register_policy`. A model's `policy_gradient` chooses the
-        training trees itself: not with it.
+        How trees are made in training, `{"type": NAME, ...its arguments}`: a policy of
+        `spinn_core.policies` ("given", "greedy", "mixed", "sampled", "soft",
+        "straight_through_gumbel", "beam_search", "beam_mixture") or one registered with
+        `spinn_core.policy_registry.register_policy`.
     evaluation_policy : `Dict[str, Any]`, optional (default = greedy with a parser, else given)
-        The same at evaluation and prediction, e.g. `{"type": "beam_search", "width": 4}`
-        (an `--overrides` of `model.encoder.evaluation_policy` at `allennlp evaluate`).
+        The same at evaluation and prediction (e.g. `{"type": "beam_search", "width": 4}`).
     transition_loss_weight : `float`, optional (default = `0.0`)
-        With a parser: when gold transitions reach `forward` in training, this weight times the
-        transition loss joins the loss backpropagated through the sentence vectors (reported as
-        the metric `encoder_loss`). Leave 0 when the model adds it itself (`spinn_nli`).
+        With a parser and gold transitions at `forward` in training: this weight times the
+        transition loss joins the sentence vectors' loss (metric `encoder_transition_loss`).
+        Leave 0 when the model adds it itself (`spinn_nli`).
     strength_entropy_weight : `float`, optional (default = `0.0`)
-        With a `"soft"` training policy: this weight times the mean binary entropy of the
-        strengths joins the loss, pushing each step towards a clear move (reported likewise).
+        With a `"soft"` training policy: this weight times the strengths' mean binary entropy
+        joins the loss, for clear moves (metric `encoder_strength_entropy`).
     speed : `SpeedSettings`, optional (default = eager, float32)
-        How fast, not what: `levelwise`, `mixed_precision` ("bf16"), `cuda_graphs`,
-        `graph_batch_size` (docs/speed.md).
+        How fast, not what (docs/speed.md).
     vocab : `Vocabulary`, optional (default = `None`)
         Given by AllenNLP; read only by a `parser` with embeddings of its own.
     """
@@ -152,36 +186,27 @@ class SpinnEncoder(TreeEncoder):
             strength_entropy_weight,
             speed,
         )
-        self.parser = _parser_network(parser, input_dim, vocab) if parser is not None else None
-        self.spinn = Spinn(
-            input_dim=input_dim,
-            hidden_dim=hidden_dim,
-            tracking_dim=tracker.tracking_dim if tracker else 0,
-            predict_transitions=bool(tracker and tracker.predict_transitions),
-            composition=composition,
-            projection_dropout=projection.dropout,
-            projection_batch_norm=projection.batch_norm,
-            levelwise=speed.levelwise is not False,
-            num_reduce_types=tracker.reduce_types if tracker else 0,
-            type_dim=(tracker.type_dim if tracker else None) or DEFAULT_TYPE_DIM,
-            summary_dim=tracker.summary_dim if tracker else 0,
-            composition_reads_tracker=tracker.composition_reads_tracker if tracker else True,
-            parser_trains_nodes=tracker.parser_trains_nodes if tracker else True,
-        )
+        self.parser = parser_network(parser, input_dim, vocab) if parser is not None else None
+        self.spinn = _core(input_dim, hidden_dim, tracker, composition, projection, speed)
         self.transition_loss_weight = transition_loss_weight
         self.strength_entropy_weight = strength_entropy_weight
         self.mixed_precision = speed.mixed_precision
-        if speed.cuda_graphs:
-            self.spinn.use_cuda_graphs(batch_size=speed.graph_batch_size)
+        # Passes on CUDA replayed from graphs (a wrapper of the core, not a module of ours).
+        self.cuda_graphs = (
+            GraphedSpinn(self.spinn, batch_size=speed.graph_batch_size)
+            if speed.cuda_graphs
+            else None
+        )
         self._parser_check = ParserTrainingCheck()
+        # What this encoder adds to the loss: the models' metrics `encoder_*`.
+        self.added_losses = AddedLosses()
         self._reported_default_trees = False
 
     @classmethod
     def from_params(
         cls, params: Params, constructor_to_call=None, constructor_to_inspect=None, **extras
     ) -> "SpinnEncoder":
-        """As any AllenNLP class, after the old flat keys are translated into the blocks and
-        policies (with a deprecation warning): every 0.1 and 0.2 config and archive loads."""
+        """After the old flat keys are translated (every 0.1 and 0.2 config and archive)."""
         translated = Params(translate_legacy_keys(params.as_dict(quiet=True)), params.history)
         return super().from_params(
             translated,
@@ -208,9 +233,8 @@ class SpinnEncoder(TreeEncoder):
         return self.parser is not None and self.parser.reads_token_ids
 
     def parser_parameters(self) -> List[torch.nn.Parameter]:
-        """The parser's parameters: the whole `parser` network when there is one, else
-        `Spinn.parser_parameters()` (the tracker with its classifiers; none without a
-        parser). What PPO's further updates move and `parser_warmup` freezes."""
+        """The `parser` network's parameters, else `Spinn.parser_parameters()`: what PPO's
+        further updates move and `parser_warmup` freezes."""
         if self.parser is not None:
             return list(self.parser.parameters())
         return self.spinn.parser_parameters()
@@ -287,38 +311,33 @@ class SpinnEncoder(TreeEncoder):
         missing = None
         if transitions is not None and (policy.follows_given or policy.needs_given):
             missing = rows_without_trees(transitions, mask)
-        if transitions is not None and missing is not None and bool(missing.any()):
-            # A parser that follows given trees: the sentences without one follow its own
-            # parse, in a pass of their own.
-            have = (~missing).nonzero().squeeze(1)
-            rows = [have, missing.nonzero().squeeze(1)]
-            outputs = [
-                self._encode(
-                    inputs[have],
-                    mask[have],
-                    transitions[have],
-                    return_nodes,
-                    None if reduce_types is None else reduce_types[have],
-                    policy,
-                    None if parser_tokens is None else parser_tokens[have],
-                ),
-                self._encode(
-                    inputs[missing],
-                    mask[missing],
-                    None,
-                    return_nodes,
-                    None,
-                    self.policy(False),
-                    None if parser_tokens is None else parser_tokens[missing],
-                ),
-            ]
-            output = merge_rows(outputs, rows, inputs.size(0))
-        else:
+        if transitions is None or missing is None or not bool(missing.any()):
             output = self._encode(
                 inputs, mask, transitions, return_nodes, reduce_types, policy, parser_tokens
             )
+        else:
+            # A parser that follows given trees: the sentences without one follow its own
+            # parse, in a pass of their own.
+            have, lack = (~missing).nonzero().squeeze(1), missing.nonzero().squeeze(1)
+            own = self.policy(False)
+            passes = [(have, transitions, reduce_types, policy), (lack, None, None, own)]
+            outputs = [
+                self._encode(
+                    inputs[rows],
+                    mask[rows],
+                    _rows(given, rows),
+                    return_nodes,
+                    _rows(types, rows),
+                    chosen,
+                    _rows(parser_tokens, rows),
+                )
+                for rows, given, types, chosen in passes
+            ]
+            output = merge_rows(outputs, [have, lack], inputs.size(0))
         if self.training and transitions is None and policy.follows_given:
-            self._report_default_trees()
+            if not self._reported_default_trees:
+                self._reported_default_trees = True
+                logger.warning(DEFAULT_TREES_WARNING)
         if self.training and output.transition_logits is not None:
             # On the soft stack, or sampling, the task's loss trains the parser: gold
             # transitions optional.
@@ -328,7 +347,9 @@ class SpinnEncoder(TreeEncoder):
             )
             if self.strength_entropy_weight and output.reduce_strengths is not None:
                 penalty = self.strength_entropy_weight * strength_entropy(output)
-                output.sentence = attach_loss(output.sentence, penalty)
+                output.sentence = self.added_losses.attach(
+                    "strength_entropy", output.sentence, penalty
+                )
         return output
 
     def _encode(
@@ -344,13 +365,14 @@ class SpinnEncoder(TreeEncoder):
         # Only a policy that reads given transitions gets them: the soft stack follows its own
         # parser (given transitions only train and score it).
         followed = transitions if policy.follows_given or policy.needs_given else None
-        with self._autocast(inputs.device):
+        core = self.cuda_graphs if self.cuda_graphs is not None else self.spinn
+        with _autocast(self.mixed_precision, inputs.device):
             if self.parser is not None:
-                output = self._parse_then_compose(
-                    inputs, mask, followed, return_nodes, policy, parser_tokens
+                output = parse_then_compose(
+                    self.parser, core, inputs, mask, followed, return_nodes, policy, parser_tokens
                 )
             else:
-                output = self.spinn(
+                output = core(
                     inputs,
                     mask,
                     followed,
@@ -361,75 +383,6 @@ class SpinnEncoder(TreeEncoder):
         if self.mixed_precision is not None:
             output = _float32_outputs(output)
         return output
-
-    def _parse_then_compose(
-        self,
-        inputs: torch.Tensor,
-        mask: torch.Tensor,
-        transitions: Optional[torch.Tensor],
-        return_nodes: bool,
-        policy: TransitionPolicy,
-        parser_tokens: Optional[torch.Tensor],
-    ) -> SpinnOutput:
-        """With a parser of its own: the parser runs `policy` on its own inputs, then the
-        composition follows the transitions it took as given trees. The output is the
-        composition's, with the parser's scores of its moves."""
-        assert self.parser is not None
-        words = parser_tokens if self.parser.reads_token_ids else inputs.detach()
-        parsed = self.parser(words, mask, transitions, policy)
-        if policy.mixes:
-            return self._compose_beam(inputs, mask, parsed, return_nodes)
-        if policy.rescores_only:
-            # PPO's further updates read the parser's scores of moves already taken, not the
-            # sentence vectors: the composition is not run.
-            composed = SpinnOutput(
-                inputs.new_zeros(inputs.size(0), self.get_output_dim()), parsed.transitions
-            )
-        else:
-            composed = self.spinn(
-                inputs, mask, parsed.transitions, return_nodes=return_nodes, policy=Given()
-            )
-        return dataclasses.replace(
-            composed,
-            mode=parsed.mode,
-            transition_logits=parsed.transition_logits,
-            action_log_probs=parsed.action_log_probs,
-            action_entropy=parsed.action_entropy,
-            beam_log_probs=parsed.beam_log_probs,
-        )
-
-    def _compose_beam(
-        self, inputs: torch.Tensor, mask: torch.Tensor, parsed: SpinnOutput, return_nodes: bool
-    ) -> SpinnOutput:
-        """A beam mixture with a parser of its own: the composition follows each of the beam's
-        K trees of every sentence, and the sentence vector is their roots weighted by the
-        softmax of the parser's scores of them (``core/runners/beam.py``), so the task's
-        gradient reaches the parser through the scores alone."""
-        if return_nodes:
-            raise ValueError(
-                "beam_mixture's sentence vector mixes several trees: node states are not "
-                "returned with it (use greedy or beam_search for them)"
-            )
-        assert parsed.beam_scores is not None and parsed.beam_transitions is not None
-        batch_size, width = parsed.beam_scores.shape
-        roots = self.spinn(
-            inputs.repeat_interleave(width, dim=0),
-            mask.repeat_interleave(width, dim=0),
-            parsed.beam_transitions.flatten(0, 1),
-            policy=Given(),
-        ).sentence.view(batch_size, width, -1)
-        weights = torch.softmax(parsed.beam_scores, dim=1).to(roots.dtype)
-        return dataclasses.replace(
-            parsed,
-            sentence=(weights.unsqueeze(2) * roots).sum(dim=1),
-            beam_roots=roots if parsed.beam_roots is not None else None,
-        )
-
-    def _autocast(self, device: torch.device):
-        dtype = MIXED_PRECISION[self.mixed_precision]
-        if dtype is None:
-            return contextlib.nullcontext()
-        return torch.autocast(device.type, dtype=dtype)
 
     def forward(
         self,
@@ -447,23 +400,8 @@ class SpinnEncoder(TreeEncoder):
         ):
             gold = gold_like(transitions, output)
             loss = self.transition_loss_weight * transition_loss(output, gold)
-            return attach_loss(output.sentence, loss)
+            return self.added_losses.attach("transition_loss", output.sentence, loss)
         return output.sentence
-
-    def _report_default_trees(self) -> None:
-        """Says once that the encoder composes over balanced trees, and how to give it real
-        ones."""
-        if self._reported_default_trees:
-            return
-        self._reported_default_trees = True
-        logger.warning(
-            "SpinnEncoder: no transitions reach the encoder, so it composes each sentence's "
-            "balanced binary tree (what it does in any model, e.g. basic_classifier). For real "
-            "trees the model must pass transitions: for labelled sentences, the "
-            "text_classification_transitions reader (a binary_parse per line, or a "
-            "tree_source such as benepar) with the spinn_classifier model; see "
-            "docs/your_own_model.md."
-        )
 
 
 class ParserTrainingCheck:
@@ -526,26 +464,3 @@ def _policy(
     if isinstance(config, TransitionPolicy):
         return config
     return policy_from_config(config, setting)
-
-
-def _parser_network(
-    settings: OwnParser, input_dim: int, vocab: Optional[Vocabulary]
-) -> ParserNetwork:
-    """The `parser` block's network: its own embeddings over the vocabulary's namespace (with
-    `embedding_dim`), else reading the encoder's `input_dim` word vectors."""
-    num_embeddings = 0
-    if settings.embedding_dim:
-        if vocab is None:
-            raise ValueError(
-                "a parser with embeddings of its own (parser.embedding_dim > 0) needs the "
-                "vocabulary: AllenNLP passes it to a model's encoder; in Python pass "
-                "SpinnEncoder(..., vocab=vocab)"
-            )
-        num_embeddings = vocab.get_vocab_size(settings.vocab_namespace)
-    return ParserNetwork(
-        input_dim=settings.embedding_dim or input_dim,
-        hidden_dim=settings.hidden_dim,
-        tracking_dim=settings.tracking_dim,
-        num_embeddings=num_embeddings,
-        leaf_lstm=settings.leaf_lstm,
-    )

@@ -5,7 +5,7 @@ over in one vocabulary (`transitions_source`)."""
 
 import logging
 from dataclasses import dataclass
-from typing import Any, List, Mapping, Optional, Sequence, Tuple, overload
+from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple, overload
 
 import torch
 from allennlp.common.checks import ConfigurationError
@@ -16,6 +16,7 @@ from spinn_core.batching import concat_padded, default_transitions
 from spinn_core.child_sum import DependencyOutput
 from spinn_core.output import GIVEN, Mode, SpinnOutput
 from spinn_core.policies import Given, TransitionPolicy
+from spinn_core.supervision import attach_loss
 from spinn_core.transitions import PAD
 
 logger = logging.getLogger(__name__)
@@ -132,6 +133,39 @@ class TreeEncoder(Seq2VecEncoder):
         transitions: Optional[torch.Tensor] = None,
     ) -> torch.Tensor:
         return self.encode(inputs, mask, transitions).sentence
+
+
+class AddedLosses:
+    """The terms an encoder adds to the loss of its sentence vectors in training (its own
+    weighted transition loss, the soft stack's strength entropy), kept so that a model reports
+    them: `encoder_loss_metrics` gives each term's mean per training batch since the last
+    reset, as the metric `encoder_NAME` (the models spinn_classifier and spinn_nli report it;
+    what `attach_loss` adds is otherwise invisible in the trainer's loss)."""
+
+    def __init__(self) -> None:
+        self._totals: dict = {}
+
+    def attach(self, name: str, sentence: torch.Tensor, loss: torch.Tensor) -> torch.Tensor:
+        """`sentence`, whose backward pass adds `loss`'s gradient (`attach_loss`); `loss`
+        counted under `name`."""
+        total, batches = self._totals.get(name, (0.0, 0))
+        self._totals[name] = (total + loss.detach().double(), batches + 1)
+        return attach_loss(sentence, loss)
+
+    def get_metric(self, reset: bool) -> Dict[str, float]:
+        metrics = {
+            f"encoder_{name}": float(total) / batches
+            for name, (total, batches) in self._totals.items()
+        }
+        if reset:
+            self._totals = {}
+        return metrics
+
+
+def encoder_loss_metrics(encoder: Seq2VecEncoder, reset: bool) -> Dict[str, float]:
+    """The losses `encoder` added in training (`AddedLosses`); none for other encoders."""
+    added = getattr(encoder, "added_losses", None)
+    return added.get_metric(reset) if isinstance(added, AddedLosses) else {}
 
 
 @dataclass
@@ -431,46 +465,6 @@ def with_default_trees(
     filled[missing] = PAD
     filled[missing, : balanced.size(1)] = balanced.to(filled.dtype)
     return filled
-
-
-def merge_rows(
-    outputs: Sequence[SpinnOutput], rows: Sequence[torch.Tensor], batch_size: int
-) -> SpinnOutput:
-    """One `SpinnOutput` of `batch_size` sentences from the outputs of groups of them encoded
-    apart (`rows[i]`: the batch positions of `outputs[i]`'s sentences), each per-step tensor
-    padded to the longest group's steps (PAD for transitions and types, 0 for the rest). The
-    mode is the first group's. (Only a policy that follows given trees splits a batch, so a
-    beam's `beam_log_probs` never reach here.)"""
-    steps = max(output.transitions.size(1) for output in outputs)
-
-    def merged(name: str, fill: float) -> Optional[torch.Tensor]:
-        parts = [getattr(output, name) for output in outputs]
-        if any(part is None for part in parts):
-            return None
-        shape = (batch_size, steps) + tuple(parts[0].shape[2:])
-        result = parts[0].new_full(shape, fill)
-        for part, index in zip(parts, rows):
-            result[index, : part.size(1)] = part
-        return result
-
-    sentence = outputs[0].sentence.new_zeros(batch_size, outputs[0].sentence.size(1))
-    for output, index in zip(outputs, rows):
-        sentence[index] = output.sentence
-    transitions = merged("transitions", PAD)
-    assert transitions is not None
-    return SpinnOutput(
-        sentence=sentence,
-        transitions=transitions,
-        transition_logits=merged("transition_logits", 0.0),
-        node_hidden=merged("node_hidden", 0.0),
-        node_states=merged("node_states", 0.0),
-        mode=outputs[0].mode,
-        reduce_strengths=merged("reduce_strengths", 0.0),
-        reduce_types=merged("reduce_types", PAD),
-        reduce_type_logits=merged("reduce_type_logits", 0.0),
-        action_log_probs=merged("action_log_probs", 0.0),
-        action_entropy=merged("action_entropy", 0.0),
-    )
 
 
 def gold_like(gold: torch.Tensor, output: SpinnOutput) -> torch.Tensor:

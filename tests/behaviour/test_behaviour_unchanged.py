@@ -32,7 +32,11 @@ TOLERANCE = 1e-12
 
 
 def close(new, old, where):
-    if isinstance(old, list):
+    if isinstance(old, dict):
+        assert isinstance(new, dict) and set(new) == set(old), where
+        for key in old:
+            close(new[key], old[key], f"{where}.{key}")
+    elif isinstance(old, list):
         assert isinstance(new, list) and len(new) == len(old), where
         for index, (a, b) in enumerate(zip(new, old)):
             close(a, b, f"{where}[{index}]")

@@ -17,7 +17,7 @@ import pytest
 import torch
 
 from spinn_core import transitions as tr
-from spinn_core.graphs import GraphedPasses
+from spinn_core.graphs import GraphedPasses, GraphedSpinn
 from spinn_core.policies import (
     Given,
     Greedy,
@@ -78,27 +78,26 @@ def batch_on(target, lengths, seed):
 
 
 class Graphed:
-    """Passes through CUDA graphs (on CUDA: the model's own option), or their eager stand-in
-    (elsewhere: the same bucketed pass, not captured)."""
+    """Passes through CUDA graphs (on CUDA: the model wrapped in ``GraphedSpinn``), or their
+    eager stand-in (elsewhere: the same bucketed pass, not captured)."""
 
     def __init__(self, model, target):
         self.model = model
-        if target == "cuda":
-            model.use_cuda_graphs(batch_size=8)
-            self.passes = None
-        else:
-            self.passes = GraphedPasses(model, batch_size=8, capture=False)
+        self.graphed = GraphedSpinn(model, batch_size=8) if target == "cuda" else None
+        self.passes = (
+            None if target == "cuda" else GraphedPasses(model, batch_size=8, capture=False)
+        )
 
     def __call__(self, inputs, mask, transitions, policy):
-        if self.passes is None:
-            return self.model(inputs, mask, transitions, policy=policy)
+        if self.graphed is not None:
+            return self.graphed(inputs, mask, transitions, policy=policy)
         out = self.passes(inputs, mask, transitions, policy)
         assert out is not None, self.passes.eager
         return out
 
     @property
     def stats(self):
-        return self.passes if self.passes is not None else self.model.graphs
+        return self.passes if self.graphed is None else self.graphed.graphs
 
 
 def loss_of(out):
@@ -235,7 +234,7 @@ def test_the_memory_the_graphs_hold_is_reported():
     graphed = Graphed(model, "cuda")
     inputs, mask, transitions = batch_on("cuda", BATCHES[0], 0)
     loss_of(graphed(inputs, mask, transitions, Given())).backward()
-    stats = model.graphs
+    stats = graphed.stats
     assert stats is not None and stats.captures == 1
     assert stats.memory_bytes > 0
     print(f"graphs of one bucket (8 x 12 words, D = 4) hold {stats.memory_bytes / 2**20:.1f} MiB")
@@ -249,7 +248,7 @@ def test_a_second_pass_before_the_first_backward_runs_eagerly():
     inputs, mask, transitions = batch_on("cuda", BATCHES[0], 0)
     first = graphed(inputs, mask, transitions, Given())
     second = graphed(inputs, mask, transitions, Given())
-    assert model.graphs.eager == {"a replay's backward pass is still to come": 1}
+    assert graphed.stats.eager == {"a replay's backward pass is still to come": 1}
     (loss_of(first) + 2 * loss_of(second)).backward()
     expected = [eager(inputs, mask, transitions, policy=Given()) for _ in range(2)]
     (loss_of(expected[0]) + 2 * loss_of(expected[1])).backward()

@@ -19,7 +19,7 @@ from spinn_allennlp.modules.policy_gradient import PolicyGradient, tree_scores
 from spinn_allennlp.modules.spinn_encoder import SpinnEncoder
 from spinn_allennlp.testing import make_batch
 from spinn_core.policies import Given, Replayed, Sampled
-from spinn_core.runners import run_levelwise
+from spinn_core.runners import pick_runner, run_levelwise
 from spinn_core.transitions import PAD, is_valid
 
 LENGTHS = [4, 7, 1, 5, 3, 6]
@@ -60,7 +60,8 @@ def test_the_composition_follows_exactly_the_parsers_trees_level_by_level():
     for row, length in zip(output.transitions.tolist(), LENGTHS):
         assert is_valid([t for t in row if t != PAD], length)
     # The same sentences composed over those transitions as given trees, level by level.
-    assert encoder.spinn._runner_for(Given()) is run_levelwise
+    spinn = encoder.spinn
+    assert pick_runner(Given(), spinn.tracker is not None, spinn.levelwise) is run_levelwise
     alone = encoder.spinn(inputs, mask, output.transitions, policy=Given(), runner=run_levelwise)
     assert torch.equal(output.sentence, alone.sentence)
 

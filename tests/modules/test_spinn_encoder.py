@@ -14,6 +14,7 @@ from spinn_allennlp.modules.encoder_settings import (
     TrackerSettings,
 )
 from spinn_allennlp.modules.spinn_encoder import UNTRAINED_PARSER_BATCHES
+from spinn_allennlp.modules.tree_encoder import encoder_loss_metrics
 from spinn_allennlp.testing import make_batch
 from spinn_core import transitions as tr
 from spinn_core.output import GIVEN, MIXED, PREDICTED
@@ -192,6 +193,27 @@ def test_transition_loss_weight_trains_the_parser_through_forward():
     encoder.zero_grad()
     encoder(inputs, mask, gold).sum().backward()
     assert classifier.grad is None or classifier.grad.abs().sum() == 0
+
+
+def test_what_the_encoder_adds_to_the_loss_is_reported():
+    """The weighted transition loss that `forward` attaches is the metric
+    `encoder_transition_loss` (its mean over training batches since the last reset) of the
+    models, through `encoder_loss_metrics`; nothing is added, or reported, in evaluation."""
+    torch.manual_seed(0)
+    tracker = TrackerSettings(3, predict_transitions=True)
+    encoder = SpinnEncoder(5, 4, transition_loss_weight=2.5, tracker=tracker).double().train()
+    inputs, mask, gold = parser_batch()
+    losses = []
+    for _ in range(2):
+        encoder(inputs, mask, gold)
+        losses.append(2.5 * float(transition_loss(encoder.encode(inputs, mask, gold), gold)))
+    metrics = encoder_loss_metrics(encoder, reset=True)
+    assert metrics == {"encoder_transition_loss": pytest.approx(sum(losses) / 2, abs=1e-12)}
+    assert losses[0] > 0
+    assert encoder_loss_metrics(encoder, reset=False) == {}
+    encoder.eval()(inputs, mask, gold)
+    assert encoder_loss_metrics(encoder, reset=False) == {}
+    assert encoder_loss_metrics(torch.nn.LSTM(2, 2), reset=False) == {}  # type: ignore[arg-type]
 
 
 def test_a_model_training_its_parser_gets_no_warning(caplog):

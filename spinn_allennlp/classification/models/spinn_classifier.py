@@ -15,6 +15,7 @@ from spinn_allennlp.modules.relu_mlp import mlp_output_dim, relu_mlp
 from spinn_allennlp.modules.tree_encoder import (
     check_parser_training,
     encode,
+    encoder_loss_metrics,
     given_trees,
     gold_like,
     has_parser,
@@ -148,19 +149,7 @@ class SpinnClassifier(Model):
             )
             tree = encoding.tree
             if tree is not None and tree.beam_roots is not None and tree.beam_scores is not None:
-                # A beam that mixes predictions: each tree's root classified alone, the label
-                # distributions mixed by the beam's weights; the log of the mixture serves as
-                # logits (its softmax is the mixture).
-                # Shape: (batch_size, width, num_labels)
-                roots = tree.beam_roots
-                per_tree = self._output_layer(self._mlp(roots.flatten(0, 1))).view(
-                    roots.size(0), roots.size(1), -1
-                )
-                log_weights = torch.log_softmax(tree.beam_scores, dim=1).to(per_tree.dtype)
-                mixed = torch.logsumexp(
-                    log_weights.unsqueeze(2) + torch.log_softmax(per_tree, dim=2), dim=1
-                )
-                return mixed, [tree]
+                return self._mixed_predictions(tree.beam_roots, tree.beam_scores), [tree]
             # Shape: (batch_size, num_labels)
             return self._output_layer(self._mlp(encoding.sentence)), [encoding.tree]
 
@@ -195,6 +184,17 @@ class SpinnClassifier(Model):
             output["loss"] = loss
         return output
 
+    def _mixed_predictions(self, roots: torch.Tensor, scores: torch.Tensor) -> torch.Tensor:
+        """A beam that mixes predictions: each tree's root (`roots`: (batch_size, width, D))
+        classified alone, the label distributions mixed by the beam's weights (the softmax of
+        `scores`); the log of the mixture serves as logits (its softmax is the mixture)."""
+        # Shape: (batch_size, width, num_labels)
+        per_tree = self._output_layer(self._mlp(roots.flatten(0, 1))).view(
+            roots.size(0), roots.size(1), -1
+        )
+        log_weights = torch.log_softmax(scores, dim=1).to(per_tree.dtype)
+        return torch.logsumexp(log_weights.unsqueeze(2) + torch.log_softmax(per_tree, dim=2), dim=1)
+
     def make_output_human_readable(self, output_dict: Dict[str, Any]) -> Dict[str, Any]:
         labels = self.vocab.get_index_to_token_vocabulary(self._label_namespace)
         probs = output_dict["probs"].detach().cpu()
@@ -224,6 +224,7 @@ class SpinnClassifier(Model):
             metrics[name] = accuracy.get_metric(reset)
         if self.has_parser:
             metrics.update(self._parse_metrics.get_metric(reset))
+        metrics.update(encoder_loss_metrics(self._encoder, reset))
         return metrics
 
     default_predictor = "spinn_classifier"

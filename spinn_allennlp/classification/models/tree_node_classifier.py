@@ -191,10 +191,7 @@ class TreeNodeClassifier(Model):
                 assert label is not None
                 loss = nn.functional.cross_entropy(logits, label.long().view(-1))
             if node_targets is not None and "node_logits" in output:
-                targets = node_targets[:, : output["node_logits"].size(1)].long()
-                labelled = targets != UNLABELED
-                hits = (output["node_logits"].argmax(dim=-1) == targets) & labelled
-                self._phrase_accuracy(int(hits.sum()), int(labelled.sum()))
+                self._score_phrases(output["node_logits"], node_targets)
             if label is not None:
                 gold = label.long().view(-1)
                 self._check_labels(gold)
@@ -205,6 +202,12 @@ class TreeNodeClassifier(Model):
                 loss = loss + self._transition_loss_weight * transition_term
             output["loss"] = loss
         return output
+
+    def _score_phrases(self, node_logits: torch.Tensor, node_targets: torch.Tensor) -> None:
+        targets = node_targets[:, : node_logits.size(1)].long()
+        labelled = targets != UNLABELED
+        hits = (node_logits.argmax(dim=-1) == targets) & labelled
+        self._phrase_accuracy(int(hits.sum()), int(labelled.sum()))
 
     def _check_labels(self, labels: torch.Tensor) -> None:
         if bool((labels >= self._num_labels).any()) or bool((labels < UNLABELED).any()):

@@ -1,4 +1,4 @@
-from typing import Any, Dict, List, Optional
+from typing import Any, Dict, List, Optional, Tuple
 
 import torch
 from allennlp.data import TextFieldTensors, Vocabulary
@@ -17,6 +17,7 @@ from spinn_allennlp.modules.tree_encoder import (
     SentenceBatch,
     check_parser_training,
     encode_together,
+    encoder_loss_metrics,
     given_trees,
     gold_like,
     has_parser,
@@ -26,6 +27,7 @@ from spinn_allennlp.modules.tree_encoder import (
     transitions_source,
 )
 from spinn_allennlp.training.metrics import ParseMetrics
+from spinn_core.output import SpinnOutput
 from spinn_core.policies import TransitionPolicy
 from spinn_core.supervision import (
     parser_predictions,
@@ -158,11 +160,10 @@ class SpinnNliClassifier(Model):
         # no trees at all; in a mixed batch the encoder decides for each sentence without one.
         premise_transitions = given_trees(premise_transitions)
         hypothesis_transitions = given_trees(hypothesis_transitions)
-        if premise_transitions is None:
-            premise_reduce_types = None
-        if hypothesis_transitions is None:
-            hypothesis_reduce_types = None
+        sides_trees = [premise_transitions, hypothesis_transitions]
+        # REDUCE types are read with the side's trees only.
         types = [premise_reduce_types, hypothesis_reduce_types]
+        types = [t if trees is not None else None for t, trees in zip(types, sides_trees)]
         latent = self._policy_gradient is not None and self.training and label is not None
         # A parser with embeddings of its own reads the token ids.
         token_ids = None
@@ -181,23 +182,10 @@ class SpinnNliClassifier(Model):
             ]
             side_types = [repeat_rows(side, copies) for side in types]
             side_ids = None if token_ids is None else [repeat_rows(i, copies) for i in token_ids]
-            if self._encode_pairs_together:
-                encoded = encode_together(
-                    self._encoder, batches, side_types, policy=policy, parser_tokens=side_ids
-                )
-            else:
-                encoded = [
-                    encode_together(
-                        self._encoder,
-                        [batch],
-                        [batch_types],
-                        policy=policy,
-                        parser_tokens=None if side_ids is None else [side_ids[side]],
-                    )[0]
-                    for side, (batch, batch_types) in enumerate(zip(batches, side_types))
-                ]
             # Shape: (batch_size, encoder_dim) each
-            (p, premise_out), (h, hypothesis_out) = encoded
+            (p, premise_out), (h, hypothesis_out) = self._encode(
+                batches, side_types, policy, side_ids
+            )
             # Shape: (batch_size, 4 * encoder_dim)
             features = torch.cat([p, h, p - h, p * h], dim=-1)
             # Shape: (batch_size, num_labels)
@@ -205,20 +193,16 @@ class SpinnNliClassifier(Model):
 
         policy = self._policy_gradient.policy() if self._policy_gradient and latent else None
         logits, (premise_out, hypothesis_out) = classify(policy)
-        batch_size = logits.size(0)
         output: Dict[str, Any] = {"logits": logits, "probs": torch.softmax(logits, dim=-1)}
         if metadata is not None:
             output["metadata"] = metadata
 
-        sides = (
-            ("premise", premise_out, premise_transitions),
-            ("hypothesis", hypothesis_out, hypothesis_transitions),
-        )
+        sides = list(zip(("premise", "hypothesis"), (premise_out, hypothesis_out), sides_trees))
         for name, out, gold in sides:
             if out is not None:
                 output[f"{name}_transitions"] = out.transitions
                 output[f"{name}_transitions_source"] = transitions_source(
-                    out.mode, gold is not None, metadata, batch_size, self.has_parser
+                    out.mode, gold is not None, metadata, logits.size(0), self.has_parser
                 )
 
         if label is not None:
@@ -231,25 +215,59 @@ class SpinnNliClassifier(Model):
                 )
             for (_, out, gold), gold_types in zip(sides, types):
                 if out is not None and out.transition_logits is not None and gold is not None:
-                    gold = gold_like(gold, out)
-                    if gold_types is not None:
-                        gold_types = gold_like(gold_types, out)
-                    # A zero weight adds nothing, not even a zero gradient: the encoder counts
-                    # any backward pass into its parser as training it (and warns otherwise).
-                    if self._transition_loss_weight:
-                        loss = loss + self._transition_loss_weight * transition_loss(out, gold)
-                    if out.reduce_type_logits is not None and gold_types is not None:
-                        if self._transition_loss_weight:
-                            loss = loss + self._transition_loss_weight * reduce_type_loss(
-                                out, gold_types
-                            )
-                        self._parse_metrics(
-                            parser_predictions(out), gold, parser_types(out), gold_types
-                        )
-                    else:
-                        self._parse_metrics(parser_predictions(out), gold)
+                    loss = self._with_parser_loss(loss, out, gold, gold_types)
             output["loss"] = loss
         return output
+
+    def _encode(
+        self,
+        batches: List[SentenceBatch],
+        types: List[Optional[torch.Tensor]],
+        policy: Optional[TransitionPolicy],
+        token_ids: Optional[List[torch.Tensor]],
+    ) -> List[Tuple[torch.Tensor, Optional[SpinnOutput]]]:
+        """Premises and hypotheses encoded in one call (`encode_pairs_together`) or one each:
+        each side's sentence vectors and, from a tree encoder, its whole output."""
+        if self._encode_pairs_together:
+            return encode_together(
+                self._encoder, batches, types, policy=policy, parser_tokens=token_ids
+            )
+        return [
+            encode_together(
+                self._encoder,
+                [batch],
+                [batch_types],
+                policy=policy,
+                parser_tokens=None if token_ids is None else [token_ids[side]],
+            )[0]
+            for side, (batch, batch_types) in enumerate(zip(batches, types))
+        ]
+
+    def _with_parser_loss(
+        self,
+        loss: torch.Tensor,
+        out: SpinnOutput,
+        gold: torch.Tensor,
+        gold_types: Optional[torch.Tensor],
+    ) -> torch.Tensor:
+        """`loss` plus one side's weighted transition loss (and REDUCE type loss, with typed
+        REDUCE), the side's parse scored against its gold tree."""
+        gold = gold_like(gold, out)
+        if gold_types is not None:
+            gold_types = gold_like(gold_types, out)
+        typed = out.reduce_type_logits is not None and gold_types is not None
+        # A zero weight adds nothing, not even a zero gradient: the encoder counts any backward
+        # pass into its parser as training it (and warns otherwise).
+        if self._transition_loss_weight:
+            loss = loss + self._transition_loss_weight * transition_loss(out, gold)
+        if typed:
+            assert gold_types is not None
+            if self._transition_loss_weight:
+                loss = loss + self._transition_loss_weight * reduce_type_loss(out, gold_types)
+            self._parse_metrics(parser_predictions(out), gold, parser_types(out), gold_types)
+        else:
+            self._parse_metrics(parser_predictions(out), gold)
+        return loss
 
     def make_output_human_readable(self, output_dict: Dict[str, Any]) -> Dict[str, Any]:
         labels = self.vocab.get_index_to_token_vocabulary(self._label_namespace)
@@ -272,6 +290,7 @@ class SpinnNliClassifier(Model):
         metrics = {"accuracy": self._accuracy.get_metric(reset)}
         if self.has_parser:
             metrics.update(self._parse_metrics.get_metric(reset))
+        metrics.update(encoder_loss_metrics(self._encoder, reset))
         return metrics
 
     default_predictor = "spinn_nli"
