@@ -22,7 +22,7 @@ from torch.nn.utils.rnn import pack_padded_sequence
 
 from spinn_core.graphs import GraphedPasses, GraphedSpinn
 from spinn_core.output import SpinnOutput
-from spinn_core.policies import policy_for_mode
+from spinn_core.policies import Given
 from spinn_core.runners import run_levelwise
 from spinn_core.spinn import Spinn
 from spinn_core.testing import (
@@ -134,10 +134,11 @@ class Graphed(nn.Module):
         self.graphed = GraphedSpinn(self.model)
         self.stand_in = GraphedPasses(self.model, capture=False)
 
-    def forward(self, inputs, mask, transitions=None, mode: str = "given") -> SpinnOutput:
+    def forward(self, inputs, mask, transitions=None, policy=None) -> SpinnOutput:
+        policy = policy if policy is not None else Given()
         if inputs.is_cuda:
-            return self.graphed(inputs, mask, transitions, policy=policy_for_mode(mode))
-        out = self.stand_in(inputs, mask, transitions, policy_for_mode(mode))
+            return self.graphed(inputs, mask, transitions, policy=policy)
+        out = self.stand_in(inputs, mask, transitions, policy)
         if out is None:
             raise ValueError(f"no bucket for this batch: {self.stand_in.eager}")
         return out

@@ -54,6 +54,7 @@ from common import (  # noqa: E402
     write_results,
 )
 
+from spinn_core.policies import Given, Greedy, Sampled  # noqa: E402
 from spinn_core.spinn import Spinn  # noqa: E402
 
 ROWS = [
@@ -127,22 +128,22 @@ def encoders(
         PI_NT_LEVELWISE: lambda: levelwise(pi_nt, batch.inputs, batch.mask, batch.transitions),
     }
     calls[PI] = lambda: models[PI](batch.inputs, batch.mask, batch.transitions)
-    calls[SPINN_FULL] = lambda: models[SPINN_FULL](batch.inputs, batch.mask, mode="predicted")
-    calls[SPINN_SAMPLED] = lambda: models[SPINN_SAMPLED](batch.inputs, batch.mask, mode="sampled")
+    calls[SPINN_FULL] = lambda: models[SPINN_FULL](batch.inputs, batch.mask, policy=Greedy())
+    calls[SPINN_SAMPLED] = lambda: models[SPINN_SAMPLED](batch.inputs, batch.mask, policy=Sampled())
     calls[LSTM] = lambda: models[LSTM](batch.inputs, batch.mask)
     for name, eager in GRAPHED.items():
         if name in models:
             given = eager in (PI_NT, PI)
-            mode = {SPINN_FULL: "predicted", SPINN_SAMPLED: "sampled"}.get(eager, "given")
-            calls[name] = lambda name=name, given=given, mode=mode: models[name](
-                batch.inputs, batch.mask, batch.transitions if given else None, mode=mode
+            policy = {SPINN_FULL: Greedy(), SPINN_SAMPLED: Sampled()}.get(eager, Given())
+            calls[name] = lambda name=name, given=given, policy=policy: models[name](
+                batch.inputs, batch.mask, batch.transitions if given else None, policy=policy
             )
     if PI_COMPILED in models:
         calls[PI_COMPILED] = lambda: models[PI_COMPILED](
             batch.inputs, batch.mask, batch.transitions
         )
         calls[SPINN_COMPILED] = lambda: models[SPINN_COMPILED](
-            batch.inputs, batch.mask, mode="predicted"
+            batch.inputs, batch.mask, policy=Greedy()
         )
     return calls
 
@@ -234,10 +235,10 @@ def add_compiled_models(
         models[name] = compiled_copy(eager, device).eval()
         started = time.perf_counter()
         with torch.no_grad():
-            mode = "predicted" if eager.has_parser else "given"
-            given = batch.transitions if mode == "given" else None
-            expected = eager(batch.inputs, batch.mask, given, mode=mode).sentence
-            got = models[name](batch.inputs, batch.mask, given, mode=mode).sentence
+            policy = Greedy() if eager.has_parser else Given()
+            given = None if eager.has_parser else batch.transitions
+            expected = eager(batch.inputs, batch.mask, given, policy=policy).sentence
+            got = models[name](batch.inputs, batch.mask, given, policy=policy).sentence
         print(f"{name}: compiled in {time.perf_counter() - started:.0f} s", file=sys.stderr)
         differences[name] = float((got - expected).abs().max())
         if differences[name] > 1e-4:  # type: ignore[operator]
@@ -260,10 +261,10 @@ def add_graphed_models(
             differences[name] = None
             continue
         with torch.no_grad():
-            mode = "predicted" if eager.has_parser else "given"
-            given = batch.transitions if mode == "given" else None
-            expected = eager(batch.inputs, batch.mask, given, mode=mode).sentence
-            got = models[name](batch.inputs, batch.mask, given, mode=mode).sentence
+            policy = Greedy() if eager.has_parser else Given()
+            given = None if eager.has_parser else batch.transitions
+            expected = eager(batch.inputs, batch.mask, given, policy=policy).sentence
+            got = models[name](batch.inputs, batch.mask, given, policy=policy).sentence
         differences[name] = float((got - expected).abs().max())
         if differences[name] > 1e-4:  # type: ignore[operator]
             raise AssertionError(f"{name} differs from the eager model: {differences[name]}")
@@ -322,8 +323,8 @@ def render(data: Dict[str, object]) -> str:
         f"median of {config['repeats']} interleaved timed runs, each after {config['warmup']} "
         f"untimed run(s) of the same model.",
         f"nn.LSTM: {LSTM_MODES[config['lstm']]}. "
-        f'Full SPINN runs mode="predicted" (its own, untrained, parser), the sampling parser '
-        f'mode="sampled" (the Sampled policy). Recursive TreeLSTM: '
+        f"Full SPINN runs its own, untrained, parser (the Greedy policy), the sampling parser "
+        f"the Sampled policy. Recursive TreeLSTM: "
         f"CPU, one node at a time, timed on min(B, {config['recursive_subset']}) sentences and "
         f"scaled to sentences / s; it matches PI-NT to "
         f"{data['checks_max_abs_diff_from_pi_nt']['recursive']:.1e}.",

@@ -48,6 +48,7 @@ from common import (  # noqa: E402
     write_results,
 )
 
+from spinn_core.policies import Greedy  # noqa: E402
 from spinn_core.spinn import Spinn  # noqa: E402
 from spinn_core.transitions import PAD, right_branching_transitions  # noqa: E402
 
@@ -95,7 +96,7 @@ def training_step(
         if name == LSTM:
             return model(inputs, mask).sum()
         if name == SPINN_OWN:
-            return model(inputs, mask, mode="predicted").sentence.sum()
+            return model(inputs, mask, policy=Greedy()).sentence.sum()
         output = model(inputs, mask, transitions)
         loss = output.sentence.sum()
         if output.transition_logits is not None:

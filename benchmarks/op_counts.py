@@ -22,6 +22,7 @@ import torch
 from torch.utils._python_dispatch import TorchDispatchMode
 from torch.utils.flop_counter import FlopCounterMode
 
+from spinn_core.policies import Given, Greedy
 from spinn_core.spinn import Spinn
 from spinn_core.supervision import transition_loss
 from spinn_core.testing import make_batch
@@ -60,12 +61,12 @@ def counts(batch_size: int, hidden: int, tracking: int, parser: bool, levelwise:
                 inputs,
                 mask,
                 None if parser else transitions,
-                mode="predicted" if parser else "given",
+                policy=Greedy() if parser else Given(),
             )
 
     def train() -> None:
         model.train()
-        out = model(inputs, mask, transitions, mode="given")
+        out = model(inputs, mask, transitions, policy=Given())
         loss = out.sentence.pow(2).sum()
         if parser:
             loss = loss + transition_loss(out, transitions)

@@ -56,6 +56,7 @@ from common import (  # noqa: E402
     write_results,
 )
 
+from spinn_core.policies import Sampled  # noqa: E402
 from spinn_core.transitions import PAD  # noqa: E402
 
 SPEED_ROWS = [LSTM, PI_NT, PI_NT_LEVELWISE, PI, SPINN_FULL, SPINN_SAMPLED]
@@ -115,7 +116,7 @@ def loss_functions(
     def sampling_parser() -> torch.Tensor:
         # REINFORCE's surrogate: the task loss, the log-probability of each sampled tree
         # times a reward (a stand-in: the sentence vector's sum, no gradient), an entropy bonus.
-        out = models[SPINN_SAMPLED](x, mask, mode="sampled")
+        out = models[SPINN_SAMPLED](x, mask, policy=Sampled())
         reward = out.sentence.detach().sum(dim=1)
         score = (out.action_log_probs.sum(dim=1) * reward).sum()
         return out.sentence.sum() - score - 1e-4 * out.action_entropy.sum()

@@ -17,9 +17,9 @@ from torch import nn
 from spinn_core.batch import PreparedBatch, prepare_batch
 from spinn_core.cells import COMPOSITIONS, BufferProjection, Summaries, Tracker
 from spinn_core.options import check_options, check_policy
-from spinn_core.output import GIVEN, SpinnOutput
+from spinn_core.output import SpinnOutput
 from spinn_core.parts import SpinnParts
-from spinn_core.policies import TransitionPolicy, beam_start_scores, policy_for_mode
+from spinn_core.policies import Given, TransitionPolicy, beam_start_scores
 from spinn_core.policy_registry import with_move_check
 from spinn_core.runners import Runner, pick_runner
 from spinn_core.transitions import PAD
@@ -163,8 +163,6 @@ class Spinn(nn.Module):
         inputs: torch.Tensor,
         mask: torch.Tensor,
         transitions: Optional[torch.Tensor] = None,
-        mode: str = GIVEN,
-        self_transition_prob: float = 0.0,
         return_nodes: bool = False,
         node_inputs: Optional[torch.Tensor] = None,
         reduce_types: Optional[torch.Tensor] = None,
@@ -177,17 +175,17 @@ class Spinn(nn.Module):
         first in each row. transitions: (B, T') with SHIFT/REDUCE/PAD: the trees a policy that
         follows given transitions composes over (the balanced binary tree when None), what a
         mixing policy mixes with, and the soft stack's one-hot strengths when given.
-        ``policy`` decides the transitions (``policies.py``); without one, ``mode`` names it
-        ("given", "predicted", "mixed" with ``self_transition_prob``, "soft", "sampled").
+        ``policy`` decides the transitions (``policies.py``; default ``Given()``: the given
+        trees, the balanced binary tree where none is given).
         ``node_inputs``: (B, T'', node_input_dim), T'' at least the number of steps taken;
         column t is the input of the node made at step t (read at REDUCEs). Required exactly
         when ``node_input_dim > 0``. ``reduce_types``: (B, T') the type of each given REDUCE
         (-1 elsewhere), for a model with typed REDUCE. ``runner`` overrides the choice of
         runner (tests and benchmarks compare them).
         """
-        if policy is None:
-            policy = policy_for_mode(mode, self_transition_prob)
-        policy = self.checked_policy(policy, transitions, reduce_types, node_inputs)
+        policy = self.checked_policy(
+            policy if policy is not None else Given(), transitions, reduce_types, node_inputs
+        )
         typed = bool(self.num_reduce_types)
         parts = self.parts()
         batch = prepare_batch(

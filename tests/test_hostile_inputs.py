@@ -18,7 +18,7 @@ from allennlp.predictors import Predictor
 
 from spinn_allennlp.pair_classification.dataset_readers import SnliTransitionsReader
 from spinn_allennlp.testing import FIXTURES_ROOT, make_batch, pad_batch
-from spinn_core.policies import Given
+from spinn_core.policies import Given, Mixed, policy_for_mode
 from spinn_core.spinn import Spinn
 from spinn_core.transitions import PAD, REDUCE, SHIFT
 from tools.testing.cli import run_allennlp
@@ -188,11 +188,12 @@ def variant(request):
     torch.manual_seed(0)
     model = Spinn(input_dim=8, hidden_dim=10, **options).double()
 
+    policy = policy_for_mode(mode, 0.5 if mode == "mixed" else 0.0)
+
     def encode(inputs, mask, transitions=None, **kwargs):
-        if mode == "mixed":
-            kwargs.setdefault("self_transition_prob", 0.5)
         with deadline(60):
-            return model(inputs, mask, transitions, mode=mode, **kwargs)
+            # (A test's own policy= replaces the variant's.)
+            return model(inputs, mask, transitions, **{"policy": policy, **kwargs})
 
     encode.tracking = "tracking_dim" in options  # type: ignore[attr-defined]
     return encode, mode
@@ -352,5 +353,5 @@ def test_mixed_mode_shifts_every_word_of_a_left_padded_forest():
     transitions = torch.tensor([[S, S, S, S, S, S, R, R, PAD], [S, S, S, R, S, R, PAD, PAD, PAD]])
     inputs = torch.randn(2, 6, 8)
     mask = torch.tensor([[True] * 6, [True] * 4 + [False] * 2])
-    output = model(inputs, mask, transitions, mode="mixed", self_transition_prob=1.0)
+    output = model(inputs, mask, transitions, policy=Mixed(1.0))
     assert (output.transitions == SHIFT).sum(dim=1).tolist() == [6, 4]

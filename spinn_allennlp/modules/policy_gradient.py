@@ -1,6 +1,5 @@
-import inspect
 import math
-from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
+from typing import List, Optional, Protocol, Sequence, Tuple
 
 import torch
 from allennlp.common import FromParams
@@ -21,14 +20,19 @@ BASELINES = ("greedy", "leave_one_out", "best_draw")
 # `parser_updates` callback (or a trainer that ignores it): an error, early in the first epoch.
 UNTAKEN_LIMIT = 20
 
-# policy -> ((B,) the task's loss of each example, the encoder's outputs of that pass): the
-# model's forward pass again, from its inputs, with trees chosen by `policy`.
-# A rerun may take a second argument, `copies`: the pass over the batch repeated that many times
-# in one call (row c * B + b is example b's c-th copy), so that several draws per example cost
-# one pass over a larger batch instead of one pass each.
-Rerun = Callable[..., Tuple[torch.Tensor, Sequence[Optional[SpinnOutput]]]]
-# The same for a classifier: policy -> ((B, num_labels) logits, the encoder's outputs).
-RerunLogits = Rerun
+
+class ModelPass(Protocol):
+    """The model's forward pass again, from the batch's inputs, with trees chosen by `policy`:
+    what a model trained with `PolicyGradient` implements (spinn_classifier's and spinn_nli's
+    `classify`) for the baseline's greedy pass, the further draws and PPO's replays. Returns
+    ((copies * B,) the task's loss of each example for `loss`, or the logits for
+    `classifier_loss`; the encoder's outputs of that pass). `copies`: the batch repeated that
+    many times in one pass (row c * B + b is example b's c-th copy), so that several draws per
+    example cost one pass over a larger batch."""
+
+    def __call__(
+        self, policy: TransitionPolicy, copies: int = 1
+    ) -> Tuple[torch.Tensor, Sequence[Optional[SpinnOutput]]]: ...
 
 
 class PolicyGradient(torch.nn.Module, FromParams):
@@ -48,8 +52,8 @@ class PolicyGradient(torch.nn.Module, FromParams):
     after the trainer's step (Havrylov et al. take about 15): each recomputes the trees'
     log-probabilities under the parser as it is now (`core.policies.Replayed`) and follows PPO's
     clipped surrogate (Schulman et al. 2017; `core.supervision.clipped_policy_loss`), and only
-    the parser's parameters move. The model hands these updates to the trainer in its output
-    (`"parser_update"`), and the trainer callback `parser_updates` takes them: a model cannot
+    the parser's parameters move. They wait in this module, and the trainer callback
+    `parser_updates` takes them (`take_updates`): a model cannot
     step the optimizer itself, and the callback runs after the trainer's own step and before
     the checkpoint, so `--recover` stays exact. A run with K > 1 and no such callback stops
     within its first 20 batches with an error naming it (not at the first: under gradient
@@ -165,7 +169,7 @@ class PolicyGradient(torch.nn.Module, FromParams):
         self.sampling = Sampled(temperature)
         # The recording sampler of the batch being trained (updates_per_batch > 1).
         self._recording: Optional[Sampled] = None
-        self._update: Optional["ParserUpdate"] = None
+        self._pending: List["ParserUpdate"] = []
         self._previous_update: Optional["ParserUpdate"] = None
         self._batches_not_taken = 0
 
@@ -180,14 +184,14 @@ class PolicyGradient(torch.nn.Module, FromParams):
         self,
         task_losses: torch.Tensor,
         trees: Sequence[Optional[SpinnOutput]],
-        rerun: Rerun,
+        rerun: ModelPass,
     ) -> torch.Tensor:
         """The REINFORCE term for one batch. `task_losses`: (B,) the task's loss of each example
         with its sampled trees, `trees`: the encoder's outputs of that pass (one per sentence of
         an example: two for a pair; None for an encoder without a parser), and `rerun(policy)`:
         the model's (B,) losses and encoder outputs with trees chosen by `policy`, called once
         with the greedy policy, without gradients, for the baseline, and by PPO's further
-        updates (:meth:`take_update`) with the sampled trees replayed."""
+        updates (:meth:`take_updates`) with the sampled trees replayed."""
         scored = tree_scores(trees, self.normalized_entropy)
         if scored is None:
             return task_losses.sum() * 0.0
@@ -230,43 +234,33 @@ class PolicyGradient(torch.nn.Module, FromParams):
         logits: torch.Tensor,
         labels: torch.Tensor,
         trees: Sequence[Optional[SpinnOutput]],
-        rerun: RerunLogits,
-        output: Dict[str, Any],
+        rerun: ModelPass,
     ) -> torch.Tensor:
         """:meth:`loss` for a classifier whose task loss is the cross-entropy of `logits`
         (B, num_labels) against `labels` (B,): `rerun(policy)` gives the model's logits and
-        encoder outputs again. PPO's further updates, if this batch has any, go into the model's
-        `output` as `"parser_update"`, where the `parser_updates` callback takes them."""
+        encoder outputs again. PPO's further updates, if this batch has any, wait in this module
+        for the `parser_updates` callback (:meth:`take_updates`)."""
 
         def example_losses(batch_logits: torch.Tensor) -> torch.Tensor:
             # Shape: (batch_size,)
             return torch.nn.functional.cross_entropy(batch_logits, labels, reduction="none")
 
         def rerun_losses(policy: TransitionPolicy, copies: int = 1):
-            if copies == 1:
-                rerun_logits, rerun_trees = rerun(policy)
-                return example_losses(rerun_logits), rerun_trees
             rerun_logits, rerun_trees = rerun(policy, copies)
             # Shape: (copies * batch_size,)
-            return (
-                torch.nn.functional.cross_entropy(
-                    rerun_logits, labels.repeat(copies), reduction="none"
-                ),
-                rerun_trees,
+            losses = torch.nn.functional.cross_entropy(
+                rerun_logits, labels.repeat(copies), reduction="none"
             )
+            return losses, rerun_trees
 
-        term = self.loss(example_losses(logits), trees, rerun_losses)
-        update = self.take_update()
-        if update is not None:
-            output["parser_update"] = update
-        return term
+        return self.loss(example_losses(logits), trees, rerun_losses)
 
     def _many_draws_loss(
         self,
         task_losses: torch.Tensor,
         log_probs: torch.Tensor,
         entropy: torch.Tensor,
-        rerun: Rerun,
+        rerun: ModelPass,
     ) -> torch.Tensor:
         """The surrogate over the training pass's trees and `draws` - 1 more (`draws` > 1),
         drawn in one rerun of the batch repeated `draws` - 1 times when `rerun` takes
@@ -274,9 +268,7 @@ class PolicyGradient(torch.nn.Module, FromParams):
         rewards, all_log_probs, entropies = [-task_losses.detach()], [log_probs], [entropy]
         further = self.draws - 1
         batch_size = task_losses.size(0)
-        passes = [rerun(self.sampling, further)] if _takes_copies(rerun) else None
-        if passes is None:
-            passes = [rerun(self.sampling) for _ in range(further)]
+        passes = [rerun(self.sampling, further)]
         for losses, trees in passes:
             scored = tree_scores(trees, self.normalized_entropy)
             assert scored is not None  # the same encoder that sampled the first draw
@@ -297,13 +289,16 @@ class PolicyGradient(torch.nn.Module, FromParams):
             loss = loss - self.entropy_weight * torch.stack(entropies).mean()
         return loss
 
-    def take_update(self) -> Optional["ParserUpdate"]:
-        """PPO's further updates on the batch :meth:`loss` last saw, for the model's output
-        (`"parser_update"`); None with `updates_per_batch` = 1 or before any sampled batch."""
-        update, self._update = self._update, None
-        return update
+    def take_updates(self) -> List["ParserUpdate"]:
+        """PPO's further updates of the batches :meth:`loss` saw since the last call (one per
+        batch; several under gradient accumulation), for the `parser_updates` callback; none
+        with `updates_per_batch` = 1."""
+        updates, self._pending = self._pending, []
+        return updates
 
-    def _keep_update(self, log_probs: torch.Tensor, advantage: torch.Tensor, rerun: Rerun) -> None:
+    def _keep_update(
+        self, log_probs: torch.Tensor, advantage: torch.Tensor, rerun: ModelPass
+    ) -> None:
         # Batches in a row whose predecessor's updates were not taken by the time they came:
         # one at a time under gradient accumulation (the callback takes a whole group's after
         # its step), every batch when nothing takes them.
@@ -327,7 +322,8 @@ class PolicyGradient(torch.nn.Module, FromParams):
             rerun,
         )
         self._recording = None
-        self._update = self._previous_update = update
+        self._pending.append(update)
+        self._previous_update = update
 
 
 class ParserUpdate:
@@ -343,7 +339,7 @@ class ParserUpdate:
         draws: List[torch.Tensor],
         old_log_probs: torch.Tensor,
         advantage: torch.Tensor,
-        rerun: Rerun,
+        rerun: ModelPass,
     ) -> None:
         self.owner = owner
         self.draws = draws
@@ -399,12 +395,3 @@ def tree_scores(
     if not log_probs:
         return None
     return torch.stack(log_probs).sum(dim=0), torch.stack(entropy).sum(dim=0)
-
-
-def _takes_copies(rerun: Rerun) -> bool:
-    """Whether `rerun` takes `copies` (one pass over the batch repeated)."""
-    try:
-        parameters = inspect.signature(rerun).parameters
-    except (TypeError, ValueError):
-        return False
-    return "copies" in parameters or len(parameters) >= 2

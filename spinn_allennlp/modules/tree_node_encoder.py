@@ -10,7 +10,7 @@ from allennlp.common.checks import ConfigurationError
 from torch import nn
 
 from spinn_allennlp.modules.tree_encoder import with_default_trees
-from spinn_core.output import GIVEN
+from spinn_core.policies import Given
 from spinn_core.spinn import Spinn
 from spinn_core.transitions import PAD, SHIFT
 
@@ -183,7 +183,7 @@ class SpinnTreeNodeEncoder(TreeNodeEncoder):
         node_inputs: torch.Tensor,
     ) -> TreeNodes:
         output = self.spinn(
-            inputs, mask, transitions, mode=GIVEN, return_nodes=True, node_inputs=node_inputs
+            inputs, mask, transitions, policy=Given(), return_nodes=True, node_inputs=node_inputs
         )
         states = output.node_hidden
         if states is None:  # an empty batch

@@ -6,7 +6,7 @@ from typing import Iterator, List, Optional, Sequence, Tuple, Union
 
 import torch
 
-from spinn_core.output import GIVEN
+from spinn_core.policies import Given
 from spinn_core.spinn import Spinn
 from spinn_core.transitions import (
     PAD,
@@ -151,7 +151,7 @@ def tree_log_prob(model: Spinn, inputs, mask, tree: List[int]) -> float:
     """log p(tree) under the parser: the legal moves' log-softmax along the tree, a forced
     move counting 0, from the logits of a pass that follows the tree."""
     with torch.no_grad():
-        given = model(inputs, mask, torch.tensor([tree]), mode=GIVEN)
+        given = model(inputs, mask, torch.tensor([tree]), policy=Given())
     num_words = int(mask.sum())
     total, depth, shifted = 0.0, 0, 0
     for t, action in enumerate(tree):

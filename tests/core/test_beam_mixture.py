@@ -16,10 +16,11 @@ import pytest
 import torch
 
 from spinn_core import transitions as tr
-from spinn_core.output import GIVEN, Mode
+from spinn_core.output import Mode
 from spinn_core.policies import (
     BeamMixture,
     Choice,
+    Given,
     Greedy,
     Step,
     beam_candidates,
@@ -64,7 +65,7 @@ def expected_root(model: Spinn, inputs, mask) -> torch.Tensor:
     for tree in all_trees(num_words):
         p = math.exp(tree_log_prob(model, inputs, mask, tree))
         probability += p
-        root = model(inputs, mask, torch.tensor([tree]), mode=GIVEN).sentence[0]
+        root = model(inputs, mask, torch.tensor([tree]), policy=Given()).sentence[0]
         total = total + p * root.detach()
     assert probability == pytest.approx(1.0, abs=1e-12)  # the parser's distribution over trees
     return total
@@ -221,7 +222,7 @@ def test_the_best_path_s_logits_are_those_of_its_tree():
     model = parser_model(7)
     inputs, mask, _ = make_batch([7, 3, 12, 1], 5, random.Random(7), "cpu", torch.float64)
     beam = model(inputs, mask, policy=BeamMixture(4))
-    given = model(inputs, mask, beam.transitions, mode=GIVEN)
+    given = model(inputs, mask, beam.transitions, policy=Given())
     torch.testing.assert_close(beam.transition_logits, given.transition_logits, atol=1e-12, rtol=0)
 
 

@@ -11,8 +11,8 @@ import pytest
 import torch
 
 from spinn_core import transitions as tr
-from spinn_core.output import GIVEN, Mode
-from spinn_core.policies import BeamSearch, Greedy
+from spinn_core.output import Mode
+from spinn_core.policies import BeamSearch, Given, Greedy
 from spinn_core.spinn import Spinn
 from spinn_core.testing import make_batch
 from spinn_core.testing.trees import all_trees, tree_log_prob
@@ -89,7 +89,7 @@ def test_the_reported_log_probability_is_the_tree_s():
         expected = tree_log_prob(model, inputs[row], mask[row], steps_of(beam.transitions[b]))
         assert float(beam.beam_log_probs[b]) == pytest.approx(expected, abs=1e-12)
     # The sentence vectors are those of the trees found, followed as given trees.
-    given = model(inputs, mask, beam.transitions, mode=GIVEN)
+    given = model(inputs, mask, beam.transitions, policy=Given())
     torch.testing.assert_close(beam.sentence, given.sentence, atol=1e-12, rtol=0)
 
 

@@ -5,6 +5,7 @@ and a batch of 10,000 one-word sentences. Python's recursion limit stays at its 
 import pytest
 import torch
 
+from spinn_core.policies import policy_for_mode
 from spinn_core.spinn import Spinn
 from spinn_core.testing import saved_for_backward_bytes
 from spinn_core.transitions import (
@@ -27,7 +28,9 @@ def step(name, inputs, mask, transitions):
     options, mode = VARIANTS[name]
     torch.manual_seed(0)
     model = Spinn(8, 10, **options)
-    output = model(inputs, mask, None if mode == "predicted" else transitions, mode=mode)
+    output = model(
+        inputs, mask, None if mode == "predicted" else transitions, policy=policy_for_mode(mode)
+    )
     output.sentence.sum().backward()
     return output, model
 
@@ -87,7 +90,7 @@ def test_memory_is_linear_up_to_1000_words(name):
         torch.manual_seed(0)
         model = Spinn(8, 10, **options)
         return saved_for_backward_bytes(
-            lambda: model(inputs, mask, transitions, mode=mode).sentence.sum()
+            lambda: model(inputs, mask, transitions, policy=policy_for_mode(mode)).sentence.sum()
         )
 
     short, middle, long = saved(250), saved(500), saved(1000)

@@ -16,6 +16,7 @@ from torch import nn
 from spinn_core import loop_weights
 from spinn_core.cells import Tracker, TreeLSTMComposition, TreeRNNComposition
 from spinn_core.output import GIVEN, PREDICTED
+from spinn_core.policies import policy_for_mode
 from spinn_core.spinn import Spinn
 from spinn_core.tape import WriteOnceTape
 from spinn_core.testing import make_batch
@@ -314,7 +315,9 @@ def test_nothing_outlives_a_training_step(monkeypatch):
     gc.disable()
     try:
         for mode in (GIVEN, PREDICTED):
-            out = model(inputs, mask, transitions if mode == GIVEN else None, mode=mode)
+            out = model(
+                inputs, mask, transitions if mode == GIVEN else None, policy=policy_for_mode(mode)
+            )
             (out.sentence.sum() + out.transition_logits.sum()).backward()
             del out
         assert len(made) == 4 and all(ref() is None for ref in made)

@@ -7,7 +7,7 @@ import random
 import pytest
 import torch
 
-from spinn_core.output import GIVEN, PREDICTED
+from spinn_core.policies import Given, Greedy
 from spinn_core.spinn import Spinn
 from spinn_core.testing import make_batch, tree_height, unit_roundoff
 
@@ -50,13 +50,13 @@ def test_bf16_autocast_is_within_tolerance_of_float32(variant, device):
     for train in (False, True):
         model.train(train)
         model.zero_grad()
-        reference = model(inputs, mask, transitions, mode=GIVEN, return_nodes=True)
+        reference = model(inputs, mask, transitions, policy=Given(), return_nodes=True)
         loss = reference.sentence.pow(2).sum()
         loss.backward()
         reference_grads = [p.grad.clone() for p in model.parameters() if p.grad is not None]
         model.zero_grad()
         with torch.autocast(device.type, dtype=torch.bfloat16):
-            out = model(inputs, mask, transitions, mode=GIVEN, return_nodes=True)
+            out = model(inputs, mask, transitions, policy=Given(), return_nodes=True)
             bf16_loss = out.sentence.pow(2).sum()
         bf16_loss.backward()
         # The tape holds float32 node states: what comes out of it is float32.
@@ -84,7 +84,7 @@ def test_bf16_autocast_parses_validly():
     lengths = [12, 1, 7, 30]
     inputs, mask, _ = make_batch(lengths, 12, rng)
     with torch.no_grad(), torch.autocast("cpu", dtype=torch.bfloat16):
-        out = model(inputs, mask, mode=PREDICTED)
+        out = model(inputs, mask, policy=Greedy())
     for b, n in enumerate(lengths):
         steps = out.transitions[b, : 2 * n - 1].tolist()
         assert steps.count(0) == n and steps.count(1) == n - 1

@@ -8,7 +8,7 @@ import random
 import pytest
 import torch
 
-from spinn_core.output import GIVEN
+from spinn_core.policies import Given
 from spinn_core.spinn import Spinn
 from spinn_core.testing import random_tree_batch, recursive_tree_lstm_nodes
 
@@ -37,7 +37,9 @@ def run(model, inputs, mask, transitions, node_inputs, weights):
     model.zero_grad()
     inputs = inputs.clone().requires_grad_()
     node_inputs = node_inputs.clone().requires_grad_()
-    out = model(inputs, mask, transitions, mode=GIVEN, return_nodes=True, node_inputs=node_inputs)
+    out = model(
+        inputs, mask, transitions, policy=Given(), return_nodes=True, node_inputs=node_inputs
+    )
     real = (transitions[:, : out.node_states.size(1)] != -1).unsqueeze(-1)
     loss = (out.node_states * weights[:, : out.node_states.size(1)] * real).sum()
     loss.backward()

@@ -10,7 +10,7 @@ import torch
 
 from spinn_core import transitions as tr
 from spinn_core.output import GIVEN, PREDICTED
-from spinn_core.policies import StraightThroughGumbel
+from spinn_core.policies import Given, StraightThroughGumbel, policy_for_mode
 from spinn_core.spinn import Spinn
 from spinn_core.testing import make_batch
 
@@ -44,10 +44,12 @@ def test_the_composition_has_no_tracker_columns():
 def test_given_and_greedy_trees_compose_as_a_tree_lstm(mode):
     parser, tree_lstm = parser_and_tree_lstm()
     inputs, mask, transitions = make_batch(LENGTHS, 5, random.Random(0), "cpu", torch.float64)
-    output = parser(inputs, mask, transitions if mode == GIVEN else None, mode=mode)
+    output = parser(
+        inputs, mask, transitions if mode == GIVEN else None, policy=policy_for_mode(mode)
+    )
     if mode == PREDICTED:  # its own trees: not the given ones, so the check is not trivial
         assert not torch.equal(output.transitions[:, : transitions.size(1)], transitions)
-    expected = tree_lstm(inputs, mask, output.transitions, mode=GIVEN)
+    expected = tree_lstm(inputs, mask, output.transitions, policy=Given())
     # float64: only rounding differs (~1e-15); 1e-10 claims equality.
     torch.testing.assert_close(output.sentence, expected.sentence, atol=1e-10, rtol=0)
 
@@ -61,7 +63,7 @@ def test_straight_through_gumbel_trees_compose_as_a_tree_lstm():
     for row, n in zip(drawn.transitions.tolist(), LENGTHS):
         sequence = [t for t in row if t != tr.PAD]
         assert tr.is_valid(sequence, n) if n else sequence == []
-    expected = tree_lstm(inputs, mask, drawn.transitions, mode=GIVEN)
+    expected = tree_lstm(inputs, mask, drawn.transitions, policy=Given())
     torch.testing.assert_close(drawn.sentence, expected.sentence, atol=1e-10, rtol=0)
     drawn.sentence.pow(2).sum().backward()
     classifier = parser.tracker.transition_classifier.weight.grad

@@ -9,8 +9,7 @@ import random
 import pytest
 import torch
 
-from spinn_core.output import GIVEN
-from spinn_core.policies import Sampled, SoftStrengths, StraightThroughGumbel
+from spinn_core.policies import Given, Sampled, SoftStrengths, StraightThroughGumbel
 from spinn_core.spinn import Spinn
 from spinn_core.testing import make_batch
 
@@ -55,7 +54,7 @@ def run(spinn, policy_name, seed=1):
         "gumbel": StraightThroughGumbel(0.5),
     }[policy_name]
     if policy_name == "given":
-        output = spinn(inputs, mask, transitions, mode=GIVEN)
+        output = spinn(inputs, mask, transitions, policy=Given())
     else:
         output = spinn(inputs, mask, None, policy=policy)
     return inputs, output

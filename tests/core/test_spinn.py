@@ -9,8 +9,8 @@ import pytest
 import torch
 
 from spinn_core import transitions as tr
-from spinn_core.output import GIVEN, MIXED, PREDICTED
-from spinn_core.policies import Given
+from spinn_core.output import GIVEN, PREDICTED
+from spinn_core.policies import Given, Greedy, Mixed, policy_for_mode
 from spinn_core.spinn import Spinn
 from spinn_core.testing import (
     make_batch,
@@ -102,13 +102,13 @@ def test_batch_equals_single(variant, mode, device):
     inputs, mask, transitions = make_batch(lengths, 9, rng, device, torch.float64)
     run_mode = GIVEN if mode == "default_tree" else mode
     given = None if mode == "default_tree" else transitions
-    batch = model(inputs, mask, given, mode=run_mode, return_nodes=True)
+    batch = model(inputs, mask, given, policy=policy_for_mode(run_mode), return_nodes=True)
     for b, n in enumerate(lengths):
         single = model(
             inputs[b : b + 1, :n],
             mask[b : b + 1, :n],
             None if given is None else given[b : b + 1],
-            mode=run_mode,
+            policy=policy_for_mode(run_mode),
             return_nodes=True,
         )
         steps = 2 * n - 1
@@ -162,7 +162,7 @@ def train_parser_briefly(model, rng):
         lengths = [rng.randint(1, 20) for _ in range(8)]
         inputs, mask, _ = make_batch(lengths, model.input_dim, rng, "cpu")
         gold = pad_batch([tr.right_branching_transitions(n) for n in lengths], tr.PAD)
-        out = model(inputs, mask, gold, mode=GIVEN)
+        out = model(inputs, mask, gold, policy=Given())
         steps = gold != tr.PAD
         loss = torch.nn.functional.cross_entropy(out.transition_logits[steps], gold[steps])
         optimizer.zero_grad()
@@ -189,7 +189,7 @@ def test_predicted_transitions_always_form_a_tree(bias, device):
     for _ in range(10):
         lengths = [rng.randint(1, 60) for _ in range(rng.randint(1, 16))]
         inputs, mask, _ = make_batch(lengths, 6, rng, device)
-        out = model(inputs, mask, mode=PREDICTED)
+        out = model(inputs, mask, policy=Greedy())
         assert_all_valid(out, lengths)
         if bias == "shift":
             assert all(
@@ -211,12 +211,12 @@ def test_mixed_mode(prob):
     model = Spinn(6, 5, tracking_dim=4, predict_transitions=True)
     lengths = [rng.randint(1, 30) for _ in range(12)]
     inputs, mask, gold = make_batch(lengths, 6, rng, "cpu")
-    out = model(inputs, mask, gold, mode=MIXED, self_transition_prob=prob)
+    out = model(inputs, mask, gold, policy=Mixed(prob))
     assert_all_valid(out, lengths)
     if prob == 0.0:
         assert torch.equal(out.transitions, gold)
     if prob == 1.0:
-        assert torch.equal(out.transitions, model(inputs, mask, mode=PREDICTED).transitions)
+        assert torch.equal(out.transitions, model(inputs, mask, policy=Greedy()).transitions)
 
 
 # --- small and odd inputs -----------------------------------------------------------------
@@ -237,7 +237,7 @@ def test_one_and_two_word_sentences(variant, device):
             if mode == GIVEN
             else None
         )
-        out = model(inputs, mask, given, mode=mode)
+        out = model(inputs, mask, given, policy=policy_for_mode(mode))
         assert out.transitions.tolist() == [[0, -1, -1], [0, 0, 1]]
         assert torch.isfinite(out.sentence).all()
     if not model.tracker:
@@ -249,7 +249,7 @@ def test_one_and_two_word_sentences(variant, device):
 def test_empty_sentence_gives_zeros_and_no_steps():
     model = Spinn(4, 3, tracking_dim=2, predict_transitions=True)
     mask = torch.tensor([[False, False], [True, False]])
-    out = model(torch.randn(2, 2, 4), mask, mode=PREDICTED)
+    out = model(torch.randn(2, 2, 4), mask, policy=Greedy())
     assert torch.equal(out.sentence[0], torch.zeros(3))
     assert out.transitions.tolist() == [[-1], [0]]
 
@@ -298,7 +298,7 @@ def saved_bytes_for_training_step(num_words):
     inputs, mask, transitions = make_batch([num_words] * 4, 16, rng, "cpu")
 
     def step():
-        out = model(inputs, mask, transitions, mode=GIVEN)
+        out = model(inputs, mask, transitions, policy=Given())
         return out.sentence.sum() + out.transition_logits.sum()
 
     return saved_for_backward_bytes(step)
@@ -341,7 +341,7 @@ def test_nothing_outlives_a_training_step():
                     inputs,
                     mask,
                     transitions if mode == GIVEN else None,
-                    mode=mode,
+                    policy=policy_for_mode(mode),
                     return_nodes=True,
                 )
             (out.sentence.sum() + out.node_hidden.sum()).backward()

@@ -13,6 +13,7 @@ import torch
 from spinn_core import transitions as tr
 from spinn_core.batching import concat_padded
 from spinn_core.output import GIVEN, PREDICTED
+from spinn_core.policies import Greedy, Mixed, policy_for_mode
 from spinn_core.spinn import Spinn
 from spinn_core.testing import make_batch, reference_spinn
 
@@ -60,7 +61,7 @@ def test_loop_equals_one_sentence_at_a_time(variant, mode, sparse, device):
         return torch.randn(tensor.shape, generator=generator, dtype=tensor.dtype).to(device)
 
     model.zero_grad()
-    out = model(inputs, mask, given, mode=mode, return_nodes=True)
+    out = model(inputs, mask, given, policy=policy_for_mode(mode), return_nodes=True)
     steps = out.transitions.size(1)
     w_sentence, w_nodes = weights_like(out.sentence), weights_like(out.node_states)
     loss = (out.sentence * w_sentence).sum() + (out.node_states * w_nodes).sum()
@@ -145,11 +146,13 @@ def test_two_batches_in_one_call_equal_two_calls(variant, mode, device):
         concat_padded([inputs for inputs, _, _ in parts], 0.0),
         concat_padded([mask for _, mask, _ in parts], False),
         None if mode != GIVEN else concat_padded([t for _, _, t in parts], tr.PAD),
-        mode=run_mode,
+        policy=policy_for_mode(run_mode),
         return_nodes=True,
     ).split([4, 4])
     for (inputs, mask, transitions), joint in zip(parts, together):
-        alone = model(inputs, mask, given(transitions), mode=run_mode, return_nodes=True)
+        alone = model(
+            inputs, mask, given(transitions), policy=policy_for_mode(run_mode), return_nodes=True
+        )
         assert torch.equal(joint.transitions, alone.transitions)
         assert joint.mode == alone.mode
         for name in ("sentence", "node_states", "node_hidden", "transition_logits"):
@@ -167,5 +170,5 @@ def test_mixed_mode_follows_its_own_parse_past_the_given_steps():
     model = Spinn(6, 5, tracking_dim=4, predict_transitions=True).eval()
     inputs, mask, _ = make_batch([5, 9, 2], 6, random.Random(13))
     nothing_given = torch.full((3, 1), tr.PAD)
-    mixed = model(inputs, mask, nothing_given, mode="mixed", self_transition_prob=0.0)
-    assert torch.equal(mixed.transitions, model(inputs, mask, mode=PREDICTED).transitions)
+    mixed = model(inputs, mask, nothing_given, policy=Mixed(0.0))
+    assert torch.equal(mixed.transitions, model(inputs, mask, policy=Greedy()).transitions)

@@ -10,8 +10,7 @@ import pytest
 import torch
 
 from spinn_core import transitions as tr
-from spinn_core.output import GIVEN
-from spinn_core.policies import Step, StraightThroughGumbel
+from spinn_core.policies import Given, Step, StraightThroughGumbel
 from spinn_core.spinn import Spinn
 from spinn_core.testing import make_batch
 
@@ -40,7 +39,7 @@ def test_the_forward_pass_is_the_discrete_stack_on_the_moves_drawn(temperature):
     for row, n in zip(drawn.transitions.tolist(), lengths):
         sequence = [t for t in row if t != tr.PAD]
         assert tr.is_valid(sequence, n) if n else sequence == []
-    followed = model(inputs, mask, drawn.transitions, mode=GIVEN, return_nodes=True)
+    followed = model(inputs, mask, drawn.transitions, policy=Given(), return_nodes=True)
     torch.testing.assert_close(drawn.sentence, followed.sentence, atol=1e-10, rtol=0)
     real = drawn.transitions != tr.PAD
     torch.testing.assert_close(

@@ -5,7 +5,8 @@ import random
 import pytest
 import torch
 
-from spinn_core.output import GIVEN, PREDICTED, SOFT
+from spinn_core.output import GIVEN, PREDICTED
+from spinn_core.policies import Given, Greedy, SoftStrengths, policy_for_mode
 from spinn_core.spinn import Spinn
 from spinn_core.testing import make_batch, saved_for_backward_bytes
 from spinn_core.testing.reference import reference_spinn
@@ -43,7 +44,7 @@ def test_batched_loop_equals_the_step_by_step_reference(composition, mode):
     inputs, mask, transitions = make_batch(lengths, 5, rng, "cpu", torch.float64)
     given = transitions if mode == GIVEN else None
     model.zero_grad()
-    out = model(inputs, mask, given, mode=mode)
+    out = model(inputs, mask, given, policy=policy_for_mode(mode))
     out.sentence.pow(2).sum().backward()
     batched = gradients(model)
     model.zero_grad()
@@ -68,9 +69,9 @@ def test_batch_equals_single():
     rng = random.Random(2)
     lengths = [7, 1, 12, 2, 30, 5]
     inputs, mask, _ = make_batch(lengths, 5, rng, "cpu", torch.float64)
-    batch = model(inputs, mask, None, mode=PREDICTED, return_nodes=True)
+    batch = model(inputs, mask, None, policy=Greedy(), return_nodes=True)
     for b, n in enumerate(lengths):
-        single = model(inputs[b : b + 1, :n], mask[b : b + 1, :n], None, mode=PREDICTED)
+        single = model(inputs[b : b + 1, :n], mask[b : b + 1, :n], None, policy=Greedy())
         torch.testing.assert_close(batch.sentence[b : b + 1], single.sentence, atol=1e-10, rtol=0)
         steps = 2 * n - 1
         assert torch.equal(batch.transitions[b, :steps], single.transitions[0, :steps])
@@ -83,7 +84,7 @@ def test_saved_memory_is_linear_in_steps():
         inputs, mask, transitions = make_batch([num_words] * 4, 16, random.Random(3), "cpu")
 
         def step():
-            out = model(inputs, mask, transitions, mode=GIVEN)
+            out = model(inputs, mask, transitions, policy=Given())
             return out.sentence.sum() + out.transition_logits.sum()
 
         return saved_for_backward_bytes(step)
@@ -98,4 +99,4 @@ def test_needs_tracking_and_not_the_soft_stack():
     rng = random.Random(4)
     inputs, mask, _ = make_batch([4], 5, rng, "cpu", torch.float64)
     with pytest.raises(ValueError, match="soft stack"):
-        model_with_summaries()(inputs, mask, None, mode=SOFT)
+        model_with_summaries()(inputs, mask, None, policy=SoftStrengths())

@@ -7,7 +7,8 @@ import pytest
 import torch
 
 from spinn_core import transitions as tr
-from spinn_core.output import GIVEN, MIXED, PREDICTED, SOFT
+from spinn_core.output import GIVEN, PREDICTED, SOFT
+from spinn_core.policies import Greedy, Mixed, policy_for_mode
 from spinn_core.spinn import Spinn
 from spinn_core.supervision import parser_types, reduce_type_loss
 from spinn_core.testing import make_batch
@@ -51,7 +52,7 @@ def test_batched_loop_equals_the_step_by_step_reference(mode):
         inputs,
         mask,
         transitions if given else None,
-        mode=mode,
+        policy=policy_for_mode(mode),
         reduce_types=types if given else None,
         return_nodes=True,
     )
@@ -88,13 +89,19 @@ def test_batch_equals_single(mode):
     lengths = [7, 1, 12, 2, 30, 5]
     inputs, mask, transitions, types = batch_with_types(lengths, seed=1)
     given = mode == GIVEN
-    batch = model(inputs, mask, transitions if given else None, mode=mode, reduce_types=types)
+    batch = model(
+        inputs,
+        mask,
+        transitions if given else None,
+        policy=policy_for_mode(mode),
+        reduce_types=types,
+    )
     for b, n in enumerate(lengths):
         single = model(
             inputs[b : b + 1, :n],
             mask[b : b + 1, :n],
             transitions[b : b + 1] if given else None,
-            mode=mode,
+            policy=policy_for_mode(mode),
             reduce_types=types[b : b + 1],
         )
         steps = 2 * n - 1
@@ -111,10 +118,10 @@ def test_batch_equals_single(mode):
 def test_mixed_mode_takes_given_types_where_it_follows_given_transitions():
     model = typed_model()
     inputs, mask, transitions, types = batch_with_types([8, 11])
-    teacher = model(inputs, mask, transitions, mode=MIXED, reduce_types=types)
+    teacher = model(inputs, mask, transitions, policy=Mixed(0.0), reduce_types=types)
     assert torch.equal(teacher.reduce_types, types[:, : teacher.reduce_types.size(1)])
-    own = model(inputs, mask, transitions, mode=MIXED, self_transition_prob=1.0, reduce_types=types)
-    predicted = model(inputs, mask, None, mode=PREDICTED)
+    own = model(inputs, mask, transitions, policy=Mixed(1.0), reduce_types=types)
+    predicted = model(inputs, mask, None, policy=Greedy())
     assert torch.equal(own.reduce_types, predicted.reduce_types)
 
 

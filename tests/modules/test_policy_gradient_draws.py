@@ -12,6 +12,7 @@ from allennlp.common.checks import ConfigurationError
 
 from spinn_allennlp.modules.policy_gradient import PolicyGradient
 from spinn_allennlp.testing import make_batch
+from spinn_core.output import merge_rows
 from spinn_core.policies import Greedy, Sampled
 from spinn_core.spinn import Spinn
 from spinn_core.supervision import advantages, draw_advantages
@@ -24,13 +25,21 @@ def setup(**spinn_options):
     target = torch.linspace(-1.0, 1.0, inputs.size(0), dtype=torch.float64)
 
     def task_losses(out):
-        return (out.sentence.sum(dim=1) - target) ** 2
+        copies = out.sentence.size(0) // target.size(0)
+        return (out.sentence.sum(dim=1) - target.repeat(copies)) ** 2
 
     calls = []
 
-    def rerun(policy):
-        calls.append(type(policy).__name__)
-        out = model(inputs, mask, policy=policy)
+    def rerun(policy, copies=1):
+        # The model's pass, `copies` times one after the other (the draws a fresh sequence of
+        # sampled passes makes), its outputs as one batch of copies * B rows.
+        outs = []
+        for _ in range(copies):
+            calls.append(type(policy).__name__)
+            outs.append(model(inputs, mask, policy=policy))
+        batch = inputs.size(0)
+        rows = [torch.arange(c * batch, (c + 1) * batch) for c in range(copies)]
+        out = merge_rows(outs, rows, copies * batch)
         return task_losses(out), [out]
 
     return model, inputs, mask, task_losses, rerun, calls

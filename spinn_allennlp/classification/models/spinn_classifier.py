@@ -171,7 +171,7 @@ class SpinnClassifier(Model):
             self._score_buckets(logits, label, mask)
             if self._policy_gradient is not None and latent:
                 loss = loss + self._policy_gradient.classifier_loss(
-                    logits, gold, [encoded], classify, output
+                    logits, gold, [encoded], classify
                 )
             if encoded is not None and encoded.transition_logits is not None:
                 if transitions is not None:

@@ -211,7 +211,7 @@ class SpinnNliClassifier(Model):
             self._accuracy(logits, label)
             if self._policy_gradient is not None and latent:
                 loss = loss + self._policy_gradient.classifier_loss(
-                    logits, gold_labels, [premise_out, hypothesis_out], classify, output
+                    logits, gold_labels, [premise_out, hypothesis_out], classify
                 )
             for (_, out, gold), gold_types in zip(sides, types):
                 if out is not None and out.transition_logits is not None and gold is not None:

@@ -17,8 +17,8 @@ NO_UPDATES = (
 @TrainerCallback.register("parser_updates")
 class ParserUpdates(TrainerCallback):
     """Takes PPO's further updates of a latent parser (`policy_gradient.updates_per_batch` > 1,
-    `modules/policy_gradient.py`): after the trainer's step on a batch, the model's output
-    carries a `"parser_update"`; for each of its further updates this callback computes the
+    `modules/policy_gradient.py`): after the trainer's step on a batch, it takes the updates
+    waiting in the model's `PolicyGradient` modules (`take_updates`); for each this computes the
     clipped surrogate with the parser as it is now, backpropagates it, keeps the gradients of
     the parser's parameters only (every `spinn` encoder's `parser_parameters()`: the
     rest of the model moves once per batch, with the task's loss), clips them as the
@@ -84,7 +84,12 @@ class ParserUpdates(TrainerCallback):
     ) -> None:
         if not is_training:
             return
-        updates = [output["parser_update"] for output in batch_outputs if "parser_update" in output]
+        updates = [
+            update
+            for module in trainer.model.modules()
+            if isinstance(module, PolicyGradient)
+            for update in module.take_updates()
+        ]
         if self._frozen:
             # The parser was frozen (parser_warmup) while this batch's trees were drawn: its
             # further updates, if the model made any (a parser with a network of its own makes
@@ -95,10 +100,9 @@ class ParserUpdates(TrainerCallback):
         if not updates:
             # updates_per_batch > 1 was checked at the start: the model dropped them.
             raise ConfigurationError(
-                "parser_updates: the model's output carries no parser update although its "
-                "policy_gradient.updates_per_batch is above 1; a model must put "
-                'PolicyGradient.take_update() into its output as "parser_update" '
-                "(spinn_classifier and spinn_nli do)"
+                "parser_updates: the model's policy_gradient made no parser update although "
+                "its updates_per_batch is above 1; a model must train its parser through "
+                "PolicyGradient.loss or classifier_loss (spinn_classifier and spinn_nli do)"
             )
         parser = {id(parameter) for parameter in self._parser}
         # Per-group clips (module_gradient_clipping) apply to these updates as to the step's.
