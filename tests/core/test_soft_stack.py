@@ -113,7 +113,9 @@ def test_gradients_match_finite_differences():
 
     def encode(words, classifier):
         replaced = {"tracker.transition_classifier.weight": classifier}
-        return torch.func.functional_call(model, replaced, (words, mask), {"policy": SoftStrengths()}).sentence
+        return torch.func.functional_call(
+            model, replaced, (words, mask), {"policy": SoftStrengths()}
+        ).sentence
 
     words = inputs.clone().requires_grad_(True)
     classifier = model.tracker.transition_classifier.weight.detach().clone().requires_grad_(True)
