@@ -42,6 +42,26 @@ from spinn_core.transitions import PAD, REDUCE, SHIFT
 Legality = Callable[[], Tuple[torch.Tensor, torch.Tensor]]
 
 
+def forced_moves(
+    stack_below_two: torch.Tensor, buffer_empty: torch.Tensor
+) -> Tuple[torch.Tensor, torch.Tensor]:
+    """The legal-move rule, written once for every runner and policy: (must_shift,
+    must_reduce). A stack of fewer than two items must SHIFT (there is nothing to compose); an
+    empty buffer must REDUCE, once there are two items to compose. Each runner says the two
+    facts in its own terms (the thin stack from its pointers; the soft stack's preferred tree
+    from its depth and words shifted); the soft stack's strengths obey the same rule in
+    continuous form (``runners/soft_stack.py``)."""
+    return stack_below_two, buffer_empty & ~stack_below_two
+
+
+def impose_forced(
+    action: torch.Tensor, must_shift: torch.Tensor, must_reduce: torch.Tensor
+) -> torch.Tensor:
+    """``action`` with the forced moves of :func:`forced_moves` imposed (a forced SHIFT wins,
+    so ``must_reduce`` may be given without excluding it)."""
+    return torch.where(must_shift, SHIFT, torch.where(must_reduce, REDUCE, action))
+
+
 @dataclass
 class Step:
     """What a policy sees at step ``t`` of the ``k`` sentences still running (thin stack: in
@@ -81,8 +101,7 @@ class Step:
     def legal(self, action: torch.Tensor) -> torch.Tensor:
         """``action`` with the forced moves imposed: SHIFT below two stack items, REDUCE once
         the buffer is empty."""
-        must_shift, must_reduce = self.forced()
-        return torch.where(must_shift, SHIFT, torch.where(must_reduce, REDUCE, action))
+        return impose_forced(action, *self.forced())
 
     def legal_log_probs(self, temperature: float = 1.0) -> torch.Tensor:
         """Shape (k, 2): log-probabilities of SHIFT and REDUCE under the parser's softmax (at
@@ -280,10 +299,10 @@ def follow_candidates(
     group_start = torch.arange(0, index.numel(), width, device=index.device).unsqueeze(1)
     parents = (group_start + torch.div(index, 2, rounding_mode="floor")).flatten()
     must_shift, must_reduce = step.forced()
-    action = torch.where(
+    action = impose_forced(
+        (index % 2).flatten(),
         must_shift.index_select(0, parents),
-        SHIFT,
-        torch.where(must_reduce.index_select(0, parents), REDUCE, (index % 2).flatten()),
+        must_reduce.index_select(0, parents),
     )
     return parents, action
 

@@ -42,6 +42,7 @@ from spinn_core.policies import (
     Step,
     StraightThroughGumbel,
     TransitionPolicy,
+    impose_forced,
 )
 from spinn_core.transitions import REDUCE, SHIFT
 
@@ -168,7 +169,7 @@ class MoveChecked(TransitionPolicy):
             # A beam's row moves from its parent's stack.
             must_shift = must_shift.index_select(0, choice.parents)
             must_reduce = must_reduce.index_select(0, choice.parents)
-        illegal = (must_shift & (action == REDUCE)) | (must_reduce & (action == SHIFT))
+        illegal = impose_forced(action, must_shift, must_reduce) != action
         if bool(illegal.any()):
             raise ValueError(
                 f"{name}.choose chose an illegal move at step {step.t} (REDUCE with fewer than "

@@ -50,7 +50,7 @@ import torch
 from spinn_core.batch import PreparedBatch
 from spinn_core.output import SpinnOutput
 from spinn_core.parts import SpinnParts
-from spinn_core.policies import Step, TransitionPolicy
+from spinn_core.policies import Step, TransitionPolicy, impose_forced
 from spinn_core.tape import WriteOnceTape
 from spinn_core.transitions import PAD, REDUCE, SHIFT
 
@@ -295,7 +295,7 @@ def run_soft_stack(
         consumed = torch.where(active, consumed + shift, consumed)
 
         choice = torch.where(reduce > 0.5, REDUCE, SHIFT)
-        choice = torch.where(depth < 2, SHIFT, torch.where(shifted >= lengths, REDUCE, choice))
+        choice = impose_forced(choice, depth < 2, shifted >= lengths)
         choice = torch.where(active, choice, PAD)
         depth = depth + (choice == SHIFT).long() - (choice == REDUCE).long()
         shifted = shifted + (choice == SHIFT).long()

@@ -34,7 +34,7 @@ from spinn_core.batch import PreparedBatch
 from spinn_core.cells import Summaries
 from spinn_core.output import SpinnOutput
 from spinn_core.parts import SpinnParts
-from spinn_core.policies import Choice, Step, TransitionPolicy
+from spinn_core.policies import Choice, Step, TransitionPolicy, forced_moves
 from spinn_core.tape import WriteOnceTape
 from spinn_core.transitions import PAD, REDUCE, SHIFT
 
@@ -295,9 +295,8 @@ class _Pointers(_Stack):
 
         def legality() -> Tuple[torch.Tensor, torch.Tensor]:
             # Fewer than two items on the stack (stack top's column below 3); no word left
-            # (with a stack to reduce: a sentence that has ended must shift, and is masked).
-            must_shift = columns[:, 2] < 3
-            return must_shift, (columns[:, 0] >= end) & ~must_shift
+            # (a sentence that has ended must shift, and is masked).
+            return forced_moves(columns[:, 2] < 3, columns[:, 0] >= end)
 
         return legality
 
