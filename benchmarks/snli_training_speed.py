@@ -235,7 +235,11 @@ def main() -> None:
 def label(config: str) -> str:
     name, _, variant = config.partition(":")
     text = f"{NAMES.get(name, name)} (`{name}.jsonnet`)"
-    return text + (", premise and hypothesis in separate calls" if variant else "")
+    suffix = {
+        "separate": ", premise and hypothesis in separate calls",
+        "graphs": ", passes replayed from CUDA graphs (eager on a CPU)",
+    }
+    return text + suffix.get(variant, "")
 
 
 def render(data: Dict[str, object]) -> str:

@@ -1,5 +1,6 @@
 """A trainer callback that kills its own process: an interruption at a known point, for the
-recovery tests (needs AllenNLP, so it is not imported by `spinn_allennlp.testing`)."""
+recovery tests. A test-suite helper, not in the wheel: `python -m allennlp`, run from the
+checkout, imports it by its full name."""
 
 import os
 import signal
@@ -15,7 +16,7 @@ class SigkillAt(TrainerCallback):
     fired, so the same config can be run again with `--recover` and go on.
 
     Not registered by name (`--include-package` skips modules named `test*`): configs name it
-    `"type": "spinn_allennlp.testing.callbacks.SigkillAt"`.
+    `"type": "tools.testing.callbacks.SigkillAt"`.
 
     # Parameters
 
