@@ -1,13 +1,21 @@
 """Every shipped config parses, and the paths the project is known by stay equal to the
 task-folder configs."""
 
+import copy
+import inspect
+import warnings
 from pathlib import Path
+from typing import Any, Dict, Iterator, Tuple
 
 import pytest
 from allennlp.common import Params
-from allennlp.data import DatasetReader
+from allennlp.common.plugins import import_plugins
+from allennlp.data import DatasetReader, Vocabulary
+from allennlp.models import Model
+from allennlp.modules.seq2vec_encoders import Seq2VecEncoder
 
 from spinn_allennlp.data.tree_sources import BeneparTrees, resolve_benepar_model
+from spinn_allennlp.modules import TreeNodeEncoder
 from spinn_allennlp.testing import CONFIGS_ROOT
 
 VARIANTS = ["lstm", "spinn_pi_nt", "spinn_pi", "spinn"]
@@ -56,3 +64,40 @@ def test_raw_text_trees_of_the_snli_configs(variant, benepar):
         assert Path(resolve_benepar_model(reader.tree_source.model)).is_file()
     else:
         assert reader.tree_source is None
+
+
+def _spinn_encoders(config: Any) -> Iterator[Tuple[type, Dict[str, Any]]]:
+    """(the registry it is built from, the block) of every `"type": "spinn"` encoder a model of
+    the config takes (`model.encoder`, or another constructor argument of the model's class
+    annotated with an encoder base class)."""
+    model = config.get("model", {})
+    if not isinstance(model, dict) or "type" not in model:
+        return
+    annotations = inspect.signature(Model.by_name(model["type"]).__init__).parameters
+    for name, value in model.items():
+        if isinstance(value, dict) and value.get("type") == "spinn" and name in annotations:
+            base = annotations[name].annotation
+            if base in (Seq2VecEncoder, TreeNodeEncoder):
+                yield base, value
+
+
+RUN_CONFIGS = sorted((CONFIGS_ROOT.parent / "results").rglob("config.json"))
+
+
+@pytest.fixture(scope="module")
+def plugins():
+    # The allennlp-models configs name its models (bimpm, ...): registered by its plugin.
+    import_plugins()
+
+
+@pytest.mark.parametrize("path", sorted(CONFIGS_ROOT.rglob("*.jsonnet")) + RUN_CONFIGS, ids=str)
+def test_every_spinn_encoder_of_a_committed_config_builds(path, plugins):
+    """Every shipped config, and every run's config under results/ (written by the releases and
+    sessions before the encoder's settings became blocks, in the old flat keys), builds its
+    `spinn` encoders: the old keys are translated, none is refused."""
+    config = Params.from_file(str(path)).as_dict()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DeprecationWarning)
+        for base, block in _spinn_encoders(config):
+            encoder = base.from_params(Params(copy.deepcopy(block)), vocab=Vocabulary())
+            assert encoder.get_output_dim() > 0
