@@ -281,38 +281,6 @@ def check_encoder_settings(
     """The rule book: raises ConfigurationError for settings that cannot work together or that
     would not be read, naming the key to change. Every rule on the encoder's settings is here
     (the core checks its own arguments again, `spinn_core.options`, for users of the core)."""
-    rules = _rules(
-        input_dim,
-        hidden_dim,
-        tracker,
-        has_own_parser,
-        composition,
-        projection,
-        training_policy,
-        evaluation_policy,
-        transition_loss_weight,
-        strength_entropy_weight,
-        speed,
-    )
-    for broken, message in rules:
-        if broken:
-            raise SettingsError(message)
-
-
-def _rules(
-    input_dim: int,
-    hidden_dim: int,
-    tracker: Optional[TrackerSettings],
-    has_own_parser: bool,
-    composition: str,
-    projection: ProjectionSettings,
-    training_policy: TransitionPolicy,
-    evaluation_policy: TransitionPolicy,
-    transition_loss_weight: float,
-    strength_entropy_weight: float,
-    speed: SpeedSettings,
-) -> List[Tuple[bool, str]]:
-    """(broken, message) for every rule, in the order they are checked."""
     predicts = tracker is not None and tracker.predict_transitions
     has_parser = predicts or has_own_parser
     policies = {"training_policy": training_policy, "evaluation_policy": evaluation_policy}
@@ -357,6 +325,17 @@ def _rules(
         ),
     ]
     rules += _tracker_rules(tracker, has_own_parser, soft)
+    rules += _policy_rules(policies, has_parser, strength_entropy_weight)
+    for broken, message in rules:
+        if broken:
+            raise SettingsError(message)
+
+
+def _policy_rules(
+    policies: Dict[str, TransitionPolicy], has_parser: bool, strength_entropy_weight: float
+) -> List[Tuple[bool, str]]:
+    """(broken, message) of the rules on the two policies."""
+    rules = []
     for name, policy in policies.items():
         kind = type(policy).__name__
         rules.append(
@@ -368,6 +347,7 @@ def _rules(
                 f"False on its class",
             )
         )
+    training_policy = policies["training_policy"]
     rules.append(
         (
             strength_entropy_weight != 0

@@ -143,7 +143,8 @@ class AddedLosses:
     what `attach_loss` adds is otherwise invisible in the trainer's loss)."""
 
     def __init__(self) -> None:
-        self._totals: dict = {}
+        # name -> (running total as a float64 tensor, batches)
+        self._totals: Dict[str, Tuple[torch.Tensor, int]] = {}
 
     def attach(self, name: str, sentence: torch.Tensor, loss: torch.Tensor) -> torch.Tensor:
         """`sentence`, whose backward pass adds `loss`'s gradient (`attach_loss`); `loss`
