@@ -106,23 +106,24 @@ def check_given_transitions(
     num_steps = is_step.sum(dim=1)
     positions = torch.arange(transitions.size(1), device=transitions.device)
     depth = (is_shift.long() - is_reduce.long()).cumsum(dim=1)
+    # Each problem as a (B,) mask, those of positions reduced over the row.
     problems = {
-        "unknown transition value": ~(is_step | (transitions == PAD)),
-        "PAD before the end": is_step & (positions.unsqueeze(0) >= num_steps.unsqueeze(1)),
-        "REDUCE with fewer than two items on the stack": is_reduce & (depth < 1),
-        "number of SHIFTs differs from number of words": (is_shift.sum(dim=1) != lengths).unsqueeze(
-            1
+        "unknown transition value": (~(is_step | (transitions == PAD))).any(dim=1),
+        "PAD before the end": (is_step & (positions.unsqueeze(0) >= num_steps.unsqueeze(1))).any(
+            dim=1
         ),
+        "REDUCE with fewer than two items on the stack": (is_reduce & (depth < 1)).any(dim=1),
+        "number of SHIFTs differs from number of words": is_shift.sum(dim=1) != lengths,
     }
-    if not forests:
+    if not forests and depth.size(1) > 0:
         # Every word shifted but too few REDUCEs: several trees left on the stack, whose top
-        # alone would be the sentence (words left out, silently).
-        unreduced = (is_reduce.sum(dim=1) < (lengths - 1).clamp(min=0)).unsqueeze(1)
+        # alone would be the sentence (words left out, silently). The stack's final depth says
+        # it in two ops (a row whose SHIFTs miss its words is refused above in any case).
         problems[
             "fewer REDUCEs than one tree over the words needs (a forest; the paper's "
             "left-padded mode takes the policy Given(left_padded=True))"
-        ] = unreduced
-    bad = torch.stack([p.any(dim=1) for p in problems.values()], dim=1)  # (B, problems)
+        ] = depth[:, -1] > 1
+    bad = torch.stack(list(problems.values()), dim=1)  # (B, problems)
     if bool(bad.any()):
         row, which = (int(x) for x in bad.nonzero()[0])
         reason = list(problems)[which]

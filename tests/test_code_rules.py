@@ -156,9 +156,6 @@ LONG_ON_PURPOSE = {
     # The soft stack's step: every quantity of Maillard et al.'s update in one loop body, as
     # the equations are read; its pieces share a dozen running tensors.
     "spinn_core/runners/soft_stack.py:run_soft_stack",
-    # The reader of every tree format (binary parses, benepar, SST bracketings, left padding),
-    # each a short method; its split into a parser of formats is the next step.
-    "spinn_allennlp/data/dataset_readers/tree_dataset_reader.py:TreeDatasetReader",
 }
 
 
