@@ -1,6 +1,7 @@
 from typing import Any, Dict, List, Optional
 
 import torch
+from allennlp.common.util import is_distributed
 from allennlp.data import TextFieldTensors, Vocabulary
 from allennlp.models import Model
 from allennlp.modules import Seq2VecEncoder, TextFieldEmbedder
@@ -62,7 +63,8 @@ class SpinnClassifier(Model):
         Train the encoder's parser by REINFORCE from the label's loss (latent trees).
     length_buckets : `List[int]`, optional (default = `None`)
         Also report the accuracy on examples of at most each of these numbers of tokens and
-        above the last (`accuracy_tokens_le_100`, `accuracy_tokens_gt_100` for `[100]`): how
+        above the last (`accuracy_tokens_le_100`, `accuracy_tokens_gt_100` for `[100]`; a bucket
+        no example fell in is left out of the metrics): how
         ListOps results are reported, since training sees only short examples.
     label_namespace : `str`, optional (default = `"labels"`)
     initializer : `InitializerApplicator`, optional (default = `None`)
@@ -221,6 +223,11 @@ class SpinnClassifier(Model):
     def get_metrics(self, reset: bool = False) -> Dict[str, float]:
         metrics = {"accuracy": self._accuracy.get_metric(reset)}
         for name, accuracy in self._bucket_accuracy.items():
+            if accuracy.total_count == 0 and not is_distributed():
+                # No example of that length was scored: no figure, rather than an accuracy of
+                # 0.0 (a file of long lines only would show 0 % on short ones). Distributed, the
+                # counts are summed over the workers first: every worker reports every bucket.
+                continue
             metrics[name] = accuracy.get_metric(reset)
         if self.has_parser:
             metrics.update(self._parse_metrics.get_metric(reset))
