@@ -420,4 +420,7 @@ def _output(
     sentence = fields.pop("sentence")
     transitions = fields.pop("transitions")
     assert sentence is not None and transitions is not None
-    return SpinnOutput(sentence=sentence, transitions=transitions, mode=policy.mode, **fields)
+    # Graphed passes are thin- or soft-stack ones: never a beam mixture.
+    return SpinnOutput(
+        sentence=sentence, transitions=transitions, mode=policy.mode, beam_mix=None, **fields
+    )

@@ -93,6 +93,9 @@ class SpinnOutput:
     # Shape: (B, K, D). The K parses' roots, when the beam mixes predictions (a model
     # classifies each and mixes the results with the scores' softmax).
     beam_roots: Optional[torch.Tensor] = _tensor(ROW)
+    # A beam mixture's ``mix`` ("roots", "predictions", "best_tree"): how a model that reads
+    # ``beam_roots`` classifies and trains on them; None for any other policy.
+    beam_mix: Optional[str] = None
 
     def split(self, sizes: Sequence[int]) -> List["SpinnOutput"]:
         """The outputs of consecutive groups of ``sizes`` sentences (e.g. premises, then
@@ -142,7 +145,7 @@ def merge_rows(
     (``rows[i]``: the batch positions of ``outputs[i]``'s sentences), the inverse of
     ``split``: per-step tensors padded to the longest group's steps with the field's padding
     (PAD for transitions and types, 0 for the rest). A field missing from a group is missing
-    from the result. The mode is the first group's."""
+    from the result. The mode and the beam's mix are the first group's."""
     steps = max(output.transitions.size(1) for output in outputs)
     merged: Dict[str, Optional[torch.Tensor]] = {}
     for name, layout in LAYOUT.items():
@@ -168,4 +171,11 @@ def merge_rows(
         merged[name] = result
     sentence, transitions = merged.pop("sentence"), merged.pop("transitions")
     assert sentence is not None and transitions is not None
-    return SpinnOutput(sentence=sentence, transitions=transitions, mode=outputs[0].mode, **merged)
+    first = outputs[0]
+    return SpinnOutput(
+        sentence=sentence,
+        transitions=transitions,
+        mode=first.mode,
+        beam_mix=first.beam_mix,
+        **merged,
+    )

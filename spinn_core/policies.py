@@ -347,7 +347,12 @@ class BeamMixture(TransitionPolicy):
     each tree's root on its own and mixes the predictions, p(y) = sum_k w_k p(y | tree_k): the
     marginal likelihood of the label over the beam's trees, whose gradient weighs each tree by
     how well it alone explains the label (a model that does not know reads the roots'
-    mixture, as with ``"roots"``).
+    mixture, as with ``"roots"``). ``"best_tree"``: each root classified alone as with
+    ``"predictions"`` (and the same mixed prediction reported), but trained by hard EM over
+    the beam: the loss is the label's cross-entropy under the one tree that explains it best,
+    plus the cross-entropy of the beam's softmax at that tree, so the parser gets best-draw's
+    full target, taken inside the beam, however small the trees' differences
+    (``spinn_classifier``; a model that does not know reads the roots' mixture).
 
     ``gumbel_scale`` (exploration in training): which candidates survive a step is decided
     by their scores plus this scale times fresh Gumbel noise (at 1, a Gumbel-top-k draw of
@@ -365,7 +370,7 @@ class BeamMixture(TransitionPolicy):
     learns_from_task = True
     replayable = False
 
-    MIXES = ("roots", "predictions")
+    MIXES = ("roots", "predictions", "best_tree")
 
     def __init__(
         self, width: int, soft_top_k: bool = False, mix: str = "roots", gumbel_scale: float = 0.0
@@ -426,7 +431,7 @@ class BeamMixture(TransitionPolicy):
 
     def __repr__(self) -> str:
         soft = ", soft_top_k=True" if self.soft_top_k else ""
-        mix = ", mix='predictions'" if self.mix == "predictions" else ""
+        mix = f", mix={self.mix!r}" if self.mix != "roots" else ""
         noise = f", gumbel_scale={self.gumbel_scale}" if self.gumbel_scale else ""
         return f"BeamMixture(width={self.width}{soft}{mix}{noise})"
 

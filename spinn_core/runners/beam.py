@@ -126,5 +126,6 @@ def run_beam_mixture(
         beam_log_probs=scores[:, 0],
         beam_scores=scores,
         beam_transitions=searched.transitions.view(scores.size(0), width, -1),
-        beam_roots=roots if beam.mix == "predictions" else None,
+        beam_roots=roots if beam.mix != "roots" else None,
+        beam_mix=beam.mix,
     )

@@ -163,3 +163,49 @@ def test_spinn_classifier_mixes_the_predictions_of_a_beam_that_mixes_predictions
     output["loss"].backward()
     classifier = encoder.spinn.tracker.transition_classifier
     assert float(classifier.weight.grad.abs().max()) > 0
+
+
+def test_a_beam_trained_on_its_best_tree_takes_the_tree_that_explains_the_label_best():
+    """`mix: "best_tree"` (hard EM over the beam), at a width holding every tree of a 5-token
+    line (float64, trees enumerated): the loss is -log p(y | t*) - log p_parser(t*) for the
+    tree t* under which the gold label is likeliest, the reported probabilities the mixture
+    of `"predictions"`, and the parser gets a gradient."""
+    overrides = listops_small_overrides(
+        "spinn_beam",
+        **{
+            "model.encoder.training_policy.mix": "best_tree",
+            "model.encoder.training_policy.width": 14,
+        },
+    )
+    params = Params.from_file(str(listops_config("spinn_beam")), as_json(overrides))
+    reader = DatasetReader.from_params(params.pop("dataset_reader"))
+    every = list(reader.read(str(LISTOPS_SAMPLE)))
+    instances = [i for i in every if len(i["tokens"]) == 5][:1]
+    assert instances
+    vocab = Vocabulary.from_instances(every)
+    torch.manual_seed(3)
+    model = Model.from_params(vocab=vocab, params=params.pop("model")).double().train()
+    batch = Batch(instances)
+    batch.index_instances(vocab)
+    tensors = batch.as_tensor_dict()
+    output = model(**tensors)
+    encoder = model._encoder
+    embedded = model._embedder(tensors["tokens"]).double()
+    mask = torch.ones(1, 5, dtype=torch.bool)
+    gold = int(tensors["label"][0])
+    mixture = torch.zeros(output["probs"].shape[1], dtype=torch.float64)
+    candidates = []
+    for tree in all_trees(5):
+        log_p = tree_log_prob(encoder.spinn, embedded, mask, tree)
+        root = encoder.spinn(embedded, mask, torch.tensor([tree]), policy=Given()).sentence
+        probs = torch.softmax(model._output_layer(model._mlp(root))[0], dim=-1)
+        mixture = mixture + math.exp(log_p) * probs
+        candidates.append((probs[gold].item(), log_p))
+    gold_prob, parser_log_p = max(candidates)
+    assert sorted(p for p, _ in candidates)[-2] < gold_prob  # one best tree, no tie
+    torch.testing.assert_close(output["probs"][0], mixture, atol=1e-10, rtol=0)
+    expected = -math.log(gold_prob) - parser_log_p
+    assert float(output["loss"]) == pytest.approx(expected, abs=1e-10)
+    output["loss"].backward()
+    classifier = encoder.spinn.tracker.transition_classifier
+    assert float(classifier.weight.grad.abs().max()) > 0

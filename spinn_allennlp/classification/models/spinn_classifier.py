@@ -25,6 +25,7 @@ from spinn_allennlp.modules.tree_encoder import (
     transitions_source,
 )
 from spinn_allennlp.training.metrics import ParseMetrics
+from spinn_core.output import SpinnOutput
 from spinn_core.policies import TransitionPolicy
 from spinn_core.supervision import parser_predictions, transition_loss
 
@@ -135,6 +136,9 @@ class SpinnClassifier(Model):
             else None
         )
 
+        # A beam of mix "best_tree" (hard EM over the beam): each tree's logits, for the loss.
+        per_tree_logits: List[torch.Tensor] = []
+
         def classify(policy: Optional[TransitionPolicy], copies: int = 1):
             # Embedded here, so that a rerun (a latent parser's baseline and PPO updates, after
             # the parameters have changed) starts from the inputs. `copies`: the batch
@@ -151,7 +155,7 @@ class SpinnClassifier(Model):
             )
             tree = encoding.tree
             if tree is not None and tree.beam_roots is not None and tree.beam_scores is not None:
-                return self._mixed_predictions(tree.beam_roots, tree.beam_scores), [tree]
+                return self._mixed_predictions(tree, per_tree_logits), [tree]
             # Shape: (batch_size, num_labels)
             return self._output_layer(self._mlp(encoding.sentence)), [encoding.tree]
 
@@ -168,7 +172,10 @@ class SpinnClassifier(Model):
 
         if label is not None:
             gold = label.long().view(-1)
-            loss = nn.functional.cross_entropy(logits, gold)
+            if per_tree_logits and encoded is not None and encoded.beam_scores is not None:
+                loss = best_tree_loss(per_tree_logits[-1], encoded.beam_scores, gold)
+            else:
+                loss = nn.functional.cross_entropy(logits, gold)
             self._accuracy(logits, label)
             self._score_buckets(logits, label, mask)
             if self._policy_gradient is not None and latent:
@@ -186,15 +193,20 @@ class SpinnClassifier(Model):
             output["loss"] = loss
         return output
 
-    def _mixed_predictions(self, roots: torch.Tensor, scores: torch.Tensor) -> torch.Tensor:
-        """A beam that mixes predictions: each tree's root (`roots`: (batch_size, width, D))
-        classified alone, the label distributions mixed by the beam's weights (the softmax of
-        `scores`); the log of the mixture serves as logits (its softmax is the mixture)."""
+    def _mixed_predictions(self, tree: SpinnOutput, keep: List[torch.Tensor]) -> torch.Tensor:
+        """A beam that mixes predictions: each tree's root (`tree.beam_roots`: (batch_size,
+        width, D)) classified alone, the label distributions mixed by the beam's weights (the
+        softmax of `tree.beam_scores`); the log of the mixture serves as logits (its softmax is
+        the mixture). Each tree's logits go to `keep` when the beam trains on its best tree."""
+        assert tree.beam_roots is not None and tree.beam_scores is not None
+        roots = tree.beam_roots
         # Shape: (batch_size, width, num_labels)
         per_tree = self._output_layer(self._mlp(roots.flatten(0, 1))).view(
             roots.size(0), roots.size(1), -1
         )
-        log_weights = torch.log_softmax(scores, dim=1).to(per_tree.dtype)
+        if tree.beam_mix == "best_tree":
+            keep.append(per_tree)
+        log_weights = torch.log_softmax(tree.beam_scores, dim=1).to(per_tree.dtype)
         return torch.logsumexp(log_weights.unsqueeze(2) + torch.log_softmax(per_tree, dim=2), dim=1)
 
     def make_output_human_readable(self, output_dict: Dict[str, Any]) -> Dict[str, Any]:
@@ -241,3 +253,23 @@ def _bucket_names(bounds: List[int]) -> List[str]:
     """`accuracy_tokens_le_B` for each bound, `accuracy_tokens_gt_LAST` above the last."""
     names = [f"accuracy_tokens_le_{bound}" for bound in bounds]
     return names + [f"accuracy_tokens_gt_{bounds[-1]}"] if bounds else []
+
+
+def best_tree_loss(
+    per_tree: torch.Tensor, scores: torch.Tensor, gold: torch.Tensor
+) -> torch.Tensor:
+    """Hard EM over a beam (`mix: "best_tree"`): of each sentence's K trees (`per_tree`:
+    (B, K, labels) logits; `scores`: (B, K) the parser's summed log-probabilities, -inf for an
+    empty slot), the one whose own prediction gives the gold label the highest probability is
+    the target of both parts: the label's cross-entropy under that tree, plus the
+    cross-entropy of the beam's softmax at it (the parser pulled towards the tree, by the full
+    amount however close the others come, as best-draw's draws but inside the beam)."""
+    # Shape: (B, K), the gold label's log-probability under each tree alone.
+    gold_log_probs = torch.log_softmax(per_tree, dim=2).gather(
+        2, gold.view(-1, 1, 1).expand(-1, per_tree.size(1), 1)
+    )[:, :, 0]
+    alive = torch.isfinite(scores)
+    best = gold_log_probs.detach().masked_fill(~alive, float("-inf")).argmax(dim=1, keepdim=True)
+    label_loss = -gold_log_probs.gather(1, best)
+    parser_loss = -torch.log_softmax(scores, dim=1).gather(1, best).to(label_loss.dtype)
+    return (label_loss + parser_loss).mean()
