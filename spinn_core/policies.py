@@ -347,12 +347,11 @@ class BeamMixture(TransitionPolicy):
     each tree's root on its own and mixes the predictions, p(y) = sum_k w_k p(y | tree_k): the
     marginal likelihood of the label over the beam's trees, whose gradient weighs each tree by
     how well it alone explains the label (a model that does not know reads the roots'
-    mixture, as with ``"roots"``). ``"best_tree"``: each root classified alone as with
-    ``"predictions"`` (and the same mixed prediction reported), but trained by hard EM over
-    the beam: the loss is the label's cross-entropy under the one tree that explains it best,
-    plus the cross-entropy of the beam's softmax at that tree, so the parser gets best-draw's
-    full target, taken inside the beam, however small the trees' differences
-    (``spinn_classifier``; a model that does not know reads the roots' mixture).
+    mixture, as with ``"roots"``). ``"best_tree"``: as ``"predictions"``, plus hard EM for
+    the parser: the beam's tree under which the label is likeliest is the target of the
+    beam's softmax (its cross-entropy added to the loss), so the parser gets best-draw's full
+    target, taken inside the beam, however small the trees' differences (``spinn_classifier``;
+    a model that does not know reads the roots' mixture).
 
     ``gumbel_scale`` (exploration in training): which candidates survive a step is decided
     by their scores plus this scale times fresh Gumbel noise (at 1, a Gumbel-top-k draw of

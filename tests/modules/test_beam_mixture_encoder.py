@@ -167,9 +167,9 @@ def test_spinn_classifier_mixes_the_predictions_of_a_beam_that_mixes_predictions
 
 def test_a_beam_trained_on_its_best_tree_takes_the_tree_that_explains_the_label_best():
     """`mix: "best_tree"` (hard EM over the beam), at a width holding every tree of a 5-token
-    line (float64, trees enumerated): the loss is -log p(y | t*) - log p_parser(t*) for the
-    tree t* under which the gold label is likeliest, the reported probabilities the mixture
-    of `"predictions"`, and the parser gets a gradient."""
+    line (float64, trees enumerated): the reported probabilities are the mixture of
+    `"predictions"`, the loss its -log p(y) plus -log p_parser(t*) for the tree t* under which
+    the gold label is likeliest, and the parser gets a gradient."""
     overrides = listops_small_overrides(
         "spinn_beam",
         **{
@@ -204,7 +204,7 @@ def test_a_beam_trained_on_its_best_tree_takes_the_tree_that_explains_the_label_
     gold_prob, parser_log_p = max(candidates)
     assert sorted(p for p, _ in candidates)[-2] < gold_prob  # one best tree, no tie
     torch.testing.assert_close(output["probs"][0], mixture, atol=1e-10, rtol=0)
-    expected = -math.log(gold_prob) - parser_log_p
+    expected = -math.log(float(mixture[gold])) - parser_log_p
     assert float(output["loss"]) == pytest.approx(expected, abs=1e-10)
     output["loss"].backward()
     classifier = encoder.spinn.tracker.transition_classifier
