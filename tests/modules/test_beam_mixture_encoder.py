@@ -128,14 +128,13 @@ def test_a_bad_width_is_refused_naming_the_setting():
         )
 
 
-def test_spinn_classifier_mixes_the_predictions_of_a_beam_that_mixes_predictions():
-    """With `mix: "predictions"` the classifier's probabilities are sum_k w_k p(y | tree_k),
-    each tree's root classified alone (float64, against the trees enumerated at a width
-    holding every tree: the expectation of the prediction under the parser)."""
+def five_token_beam_classifier(mix: str):
+    """The ListOps beam classifier (float64, training mode) with a beam of `mix` wide enough
+    for every tree of a 5-token line, and a batch of one such line."""
     overrides = listops_small_overrides(
         "spinn_beam",
         **{
-            "model.encoder.training_policy.mix": "predictions",
+            "model.encoder.training_policy.mix": mix,
             "model.encoder.training_policy.width": 14,
         },
     )
@@ -149,7 +148,14 @@ def test_spinn_classifier_mixes_the_predictions_of_a_beam_that_mixes_predictions
     model = Model.from_params(vocab=vocab, params=params.pop("model")).double().train()
     batch = Batch(instances)
     batch.index_instances(vocab)
-    tensors = batch.as_tensor_dict()
+    return model, batch.as_tensor_dict()
+
+
+def test_spinn_classifier_mixes_the_predictions_of_a_beam_that_mixes_predictions():
+    """With `mix: "predictions"` the classifier's probabilities are sum_k w_k p(y | tree_k),
+    each tree's root classified alone (float64, against the trees enumerated at a width
+    holding every tree: the expectation of the prediction under the parser)."""
+    model, tensors = five_token_beam_classifier("predictions")
     output = model(**tensors)
     encoder = model._encoder
     embedded = model._embedder(tensors["tokens"]).double()
@@ -170,24 +176,7 @@ def test_a_beam_trained_on_its_best_tree_takes_the_tree_that_explains_the_label_
     line (float64, trees enumerated): the reported probabilities are the mixture of
     `"predictions"`, the loss its -log p(y) plus -log p_parser(t*) for the tree t* under which
     the gold label is likeliest, and the parser gets a gradient."""
-    overrides = listops_small_overrides(
-        "spinn_beam",
-        **{
-            "model.encoder.training_policy.mix": "best_tree",
-            "model.encoder.training_policy.width": 14,
-        },
-    )
-    params = Params.from_file(str(listops_config("spinn_beam")), as_json(overrides))
-    reader = DatasetReader.from_params(params.pop("dataset_reader"))
-    every = list(reader.read(str(LISTOPS_SAMPLE)))
-    instances = [i for i in every if len(i["tokens"]) == 5][:1]
-    assert instances
-    vocab = Vocabulary.from_instances(every)
-    torch.manual_seed(3)
-    model = Model.from_params(vocab=vocab, params=params.pop("model")).double().train()
-    batch = Batch(instances)
-    batch.index_instances(vocab)
-    tensors = batch.as_tensor_dict()
+    model, tensors = five_token_beam_classifier("best_tree")
     output = model(**tensors)
     encoder = model._encoder
     embedded = model._embedder(tensors["tokens"]).double()
