@@ -17,16 +17,16 @@ so the encoder runs, is tested and is benchmarked with torch alone.
 """
 
 from spinn_core import transitions
-from spinn_core.batch import PreparedBatch, prepare_batch
+from spinn_core.batch import PreparedBatch, WriteOnceTape, prepare_batch
 from spinn_core.cells import (
     BufferProjection,
+    SpinnParts,
     Tracker,
     TreeLSTMComposition,
     TreeRNNComposition,
 )
 from spinn_core.child_sum import ChildSumTreeLSTM, DependencyOutput
 from spinn_core.output import GIVEN, MIXED, PREDICTED, SAMPLED, SOFT, Mode, SpinnOutput
-from spinn_core.parts import SpinnParts
 from spinn_core.policies import (
     Choice,
     Given,
@@ -41,7 +41,6 @@ from spinn_core.policies import (
 )
 from spinn_core.runners import run_levelwise, run_soft_stack, run_thin_stack
 from spinn_core.spinn import Spinn
-from spinn_core.tape import WriteOnceTape
 
 __all__ = [
     "transitions",

@@ -1,12 +1,12 @@
 """One prepared batch: what every runner needs before its first step, made once.
 
-:func:`prepare_batch` checks the inputs (word vectors, mask, transitions, REDUCE types, node
-inputs) and decides the number of steps (:func:`check_batch`, which reads values back to the
-host), then lays the batch out on its device (:func:`lay_out`, which does not): each sentence's
-number of steps, the sentences longest first, and the write-once tape (``tape.py``) that holds
-every node of the pass, with the leaves (the buffer) already written. The thin stack, the
-level-wise runner and the soft stack all start from it (``runners/``). A CUDA graph
-(``graphs.py``) captures :func:`lay_out` and the runner, after :func:`check_batch` has run.
+:func:`prepare_batch` checks the inputs (word vectors, mask, transitions, REDUCE types, node inputs)
+and decides the number of steps (:func:`check_batch`, which reads values back to the host), then
+lays the batch out on its device (:func:`lay_out`, which does not): each sentence's number of steps,
+the sentences longest first, and the write-once tape (:class:`WriteOnceTape`, below) that holds
+every node of the pass, with the leaves (the buffer) already written. The thin stack, the level-wise
+runner and the soft stack all start from it (``runners/``). A CUDA graph (``graphs.py``) captures
+:func:`lay_out` and the runner, after :func:`check_batch` has run.
 
 The tape: sentence ``b`` owns the block of ``R = 1 + N + T`` rows starting at ``base[b]``
 (``N`` words and ``T`` steps of the batch's longest):
@@ -21,24 +21,356 @@ The tape: sentence ``b`` owns the block of ``R = 1 + N + T`` rows starting at ``
 Blocks are in longest-first order (``base[b] = rank[b] * R``), so a runner that works on the
 sentences still running at step t, a prefix of that order, reads and writes a prefix of the
 tape.
+
+The module holds, in this order, the checks and shapes every batched path shares, the tape,
+and the prepared batch.
 """
 
 from dataclasses import dataclass
-from typing import Callable, Optional, Tuple
+from typing import Callable, Dict, List, Optional, Sequence, Tuple, Union
 
 import torch
 
-from spinn_core.batching import (
-    check_given_transitions,
-    check_transition_values,
-    check_transitions_tensor,
-    check_word_vectors,
-    checked_mask,
-    default_transitions,
-    fit_width,
-)
-from spinn_core.tape import WriteOnceTape
-from spinn_core.transitions import PAD
+from spinn_core.transitions import PAD, REDUCE, SHIFT, balanced_transitions
+
+# ----------------------------------------------------------------------------------------------
+# Checks and shapes shared by every batched path (the thin-stack loop and the level-wise one):
+# the mask rule, the balanced default tree, transition validation and width fitting.
+# ----------------------------------------------------------------------------------------------
+
+
+def checked_mask(mask: torch.Tensor) -> Tuple[torch.Tensor, torch.Tensor]:
+    """The mask as bool and each sentence's length.
+
+    Words must come first in each row (as AllenNLP pads): the k-th SHIFT pushes the word at
+    position k, and padding positions are never projected, so a mask with holes would read rows
+    nobody wrote. Raises ValueError naming the first such row.
+    """
+    mask = mask.bool()
+    lengths = mask.sum(dim=1)
+    positions = torch.arange(mask.size(1), device=mask.device).unsqueeze(0)
+    left_aligned = positions < lengths.unsqueeze(1)
+    bad_rows = (mask != left_aligned).any(dim=1)
+    if bool(bad_rows.any()):
+        row = int(bad_rows.nonzero()[0])
+        raise ValueError(
+            f"mask row {row} has padding before a word: {mask[row].int().tolist()}; "
+            "real tokens must come first"
+        )
+    return mask, lengths
+
+
+def check_word_vectors(inputs: torch.Tensor, mask: torch.Tensor) -> None:
+    """Raises ValueError unless ``inputs`` is (B, N, input_dim) for a (B, N) ``mask`` and every
+    real word's vector is finite. NaN or inf would spread through every node above the word
+    (and, under batch norm, through the whole batch): a clear error here rather than silent
+    garbage later. Padding positions are never read, so what they hold doesn't matter."""
+    if inputs.dim() != 3 or mask.dim() != 2 or inputs.shape[:2] != mask.shape:
+        raise ValueError(
+            f"inputs must have shape (batch, words, input_dim) and mask (batch, words); got "
+            f"inputs {tuple(inputs.shape)} and mask {tuple(mask.shape)}"
+        )
+    # A NaN or inf anywhere in a vector makes its sum NaN or inf: one pass over the inputs,
+    # and the exact test only for the vectors it flags (a sum may also overflow).
+    suspect = mask.bool() & ~torch.isfinite(inputs.sum(dim=-1))
+    if not bool(suspect.any()):
+        return
+    bad = suspect & ~torch.isfinite(inputs).all(dim=-1)
+    if bool(bad.any()):
+        row, word = (int(x) for x in bad.nonzero()[0])
+        raise ValueError(
+            f"the vector of word {word} of sentence {row} of the batch is not finite (NaN or "
+            f"inf); {int(bad.sum())} real word(s) of the batch are not finite"
+        )
+
+
+def check_transitions_tensor(transitions: torch.Tensor, batch_size: int) -> None:
+    """Raises ValueError unless ``transitions`` is an integer (B, T) tensor: a float tensor
+    would be truncated silently (0.7 -> SHIFT)."""
+    if transitions.dtype.is_floating_point or transitions.dtype.is_complex:
+        raise ValueError(f"transitions must be an integer tensor, got {transitions.dtype}")
+    if transitions.dim() != 2 or transitions.size(0) != batch_size:
+        raise ValueError(
+            f"transitions must have shape (batch, steps) with batch {batch_size}, "
+            f"got {tuple(transitions.shape)}"
+        )
+
+
+_balanced_cache: Dict[int, List[int]] = {}
+
+
+def default_transitions(lengths: torch.Tensor) -> torch.Tensor:
+    """Shape (B, 2N - 1): the balanced binary tree over each sentence's words, PAD after."""
+    sequences = []
+    for length in lengths.tolist():
+        if length not in _balanced_cache:
+            _balanced_cache[length] = balanced_transitions(length)
+        sequences.append(_balanced_cache[length])
+    width = max((len(s) for s in sequences), default=0)
+    padded = [s + [PAD] * (width - len(s)) for s in sequences]
+    return torch.tensor(padded, dtype=torch.long, device=lengths.device).view(len(padded), width)
+
+
+def check_transition_values(transitions: torch.Tensor) -> None:
+    """Raises ValueError unless every value is SHIFT, REDUCE or PAD."""
+    unknown = (transitions != SHIFT) & (transitions != REDUCE) & (transitions != PAD)
+    if bool(unknown.any()):
+        row, step = (int(x) for x in unknown.nonzero()[0])
+        raise ValueError(
+            f"unknown transition value {int(transitions[row, step])} at step {step} of "
+            f"sentence {row} of the batch (SHIFT = {SHIFT}, REDUCE = {REDUCE}, PAD = {PAD})"
+        )
+
+
+def check_given_transitions(
+    transitions: torch.Tensor, lengths: torch.Tensor, forests: bool = False
+) -> torch.Tensor:
+    """Checks (batched, on device, one host sync) that each row builds one binary tree over its
+    words (with ``forests``, as in the paper's left-padded mode, a stack of trees whose top is
+    the sentence) and returns each row's number of steps. Raises ValueError naming the first
+    bad row."""
+    check_transitions_tensor(transitions, lengths.size(0))
+    transitions = transitions.long()
+    is_shift = transitions == SHIFT
+    is_reduce = transitions == REDUCE
+    is_step = is_shift | is_reduce
+    num_steps = is_step.sum(dim=1)
+    positions = torch.arange(transitions.size(1), device=transitions.device)
+    depth = (is_shift.long() - is_reduce.long()).cumsum(dim=1)
+    # Each problem as a (B,) mask, those of positions reduced over the row.
+    problems = {
+        "unknown transition value": (~(is_step | (transitions == PAD))).any(dim=1),
+        "PAD before the end": (is_step & (positions.unsqueeze(0) >= num_steps.unsqueeze(1))).any(
+            dim=1
+        ),
+        "REDUCE with fewer than two items on the stack": (is_reduce & (depth < 1)).any(dim=1),
+        "number of SHIFTs differs from number of words": is_shift.sum(dim=1) != lengths,
+    }
+    if not forests and depth.size(1) > 0:
+        # Every word shifted but too few REDUCEs: several trees left on the stack, whose top
+        # alone would be the sentence (words left out, silently). The stack's final depth says
+        # it in two ops (a row whose SHIFTs miss its words is refused above in any case).
+        problems[
+            "fewer REDUCEs than one tree over the words needs (a forest; the paper's "
+            "left-padded mode takes the policy Given(left_padded=True))"
+        ] = depth[:, -1] > 1
+    bad = torch.stack(list(problems.values()), dim=1)  # (B, problems)
+    if bool(bad.any()):
+        row, which = (int(x) for x in bad.nonzero()[0])
+        reason = list(problems)[which]
+        raise ValueError(
+            f"invalid given transitions for sentence {row} of the batch ({int(lengths[row])} "
+            f"words): {reason}: {transitions[row].tolist()}"
+        )
+    return num_steps
+
+
+def fit_width(transitions: torch.Tensor, width: int) -> torch.Tensor:
+    """``transitions`` cut or PAD-extended to exactly ``width`` columns."""
+    if transitions.size(1) >= width:
+        return transitions[:, :width]
+    padding = transitions.new_full((transitions.size(0), width - transitions.size(1)), PAD)
+    return torch.cat([transitions, padding], dim=1)
+
+
+def concat_padded(batches: Sequence[torch.Tensor], value: Union[int, float, bool]) -> torch.Tensor:
+    """Batches of shapes ``(B_i, W_i, ...)`` as one ``(sum B_i, max W_i, ...)`` batch, each
+    padded with ``value`` along dim 1: how several sentence batches (premises and hypotheses)
+    go through an encoder in one call."""
+    width = max(batch.size(1) for batch in batches)
+    padded = []
+    for batch in batches:
+        if batch.size(1) < width:
+            shape = (batch.size(0), width - batch.size(1)) + tuple(batch.shape[2:])
+            batch = torch.cat([batch, batch.new_full(shape, value)], dim=1)
+        padded.append(batch)
+    return torch.cat(padded, dim=0)
+
+
+# Length buckets of the static-shape path (``graphs.py``): a batch's longest sentence is
+# padded to the first edge at least as long, so that a handful of shapes serve an epoch
+# (past the first edge, at most half again as many steps, a fifth on average over uniform
+# lengths; below it, up to the first edge's 8 words).
+LENGTH_BUCKETS = (8, 12, 16, 24, 32, 48, 64, 96, 128, 192, 256)
+
+
+def bucket_size(value: int, sizes: Sequence[int]) -> Optional[int]:
+    """The smallest of ``sizes`` at least ``value``; None when ``value`` is past the largest."""
+    fitting = [size for size in sizes if size >= value]
+    return min(fitting) if fitting else None
+
+
+def pad_dims(
+    tensor: torch.Tensor, sizes: Sequence[int], value: Union[int, float, bool]
+) -> torch.Tensor:
+    """``tensor`` padded with ``value`` (or cut) to ``sizes`` in its leading dimensions."""
+    for dim, size in enumerate(sizes):
+        if tensor.size(dim) > size:
+            tensor = tensor.narrow(dim, 0, size)
+        elif tensor.size(dim) < size:
+            shape = list(tensor.shape)
+            shape[dim] = size - tensor.size(dim)
+            tensor = torch.cat([tensor, tensor.new_full(shape, value)], dim=dim)
+    return tensor
+
+
+# ----------------------------------------------------------------------------------------------
+# A write-once tape: the thin stack's memory, with a backward pass that stays O(rows x width).
+#
+# The thin stack (paper §3.5, Algorithm 1) writes every row of its memory exactly once and reads
+# rows through pointers. Done with ordinary tensors under autograd this costs more than it looks:
+# an out-of-place scatter per step saves a full copy of the stack every step (O(T^2) memory), and
+# even in-place writes make every backward step clone the whole gradient of the memory (O(T^2)
+# time). Here reads and writes are two small autograd functions that share one gradient table:
+#
+# * ``read(index)`` returns the rows at ``index``; its backward adds the incoming gradient into
+#   the shared table at ``index``.
+# * ``write(index, value)`` copies ``value`` into the rows; its backward hands the table's rows at
+#   ``index`` to ``value`` (and clears them).
+#
+# Neither saves anything for backward but its index vector. A zero-size "token" tensor threads
+# through every call in program order, so the autograd engine runs a write's backward only after
+# the backward of every read that came later, i.e. after the row's gradient is complete.
+# ----------------------------------------------------------------------------------------------
+
+
+class _Table:
+    """The rows and their gradient. Autograd contexts hold this, never the tape itself: the
+    tape holds the latest token, whose graph holds the contexts, and a context pointing back at
+    the tape would make a cycle through autograd's C++ nodes that Python's garbage collector
+    cannot free (every batch's graph leaked until that was fixed)."""
+
+    def __init__(self, data: torch.Tensor) -> None:
+        self.data = data
+        self.grad: Optional[torch.Tensor] = None  # allocated by the first backward needing it
+
+    def grad_table(self) -> torch.Tensor:
+        if self.grad is None:
+            self.grad = torch.zeros_like(self.data)
+        return self.grad
+
+
+class WriteOnceTape:
+    """A ``(num_rows, width)`` table written a row at a time, each row at most once."""
+
+    def __init__(
+        self,
+        num_rows: int,
+        width: int,
+        like: torch.Tensor,
+        zero_rows: Optional[torch.Tensor] = None,
+    ) -> None:
+        if zero_rows is None:
+            data = like.new_zeros(num_rows, width)
+        else:
+            # The caller reads no row before writing it but ``zero_rows`` (its "nothing here"
+            # rows), so the rest can start uninitialised: zeroing it all was 12% of a forward.
+            data = like.new_empty(num_rows, width)
+            data.index_fill_(0, zero_rows, 0)
+        self._table = _Table(data)
+        # The token orders the backward passes (see the module docstring).
+        self._token = like.new_zeros(0)
+
+    @property
+    def data(self) -> torch.Tensor:
+        return self._table.data
+
+    @property
+    def table(self) -> "_Table":
+        """The rows and their gradient table, for reads defined elsewhere (an autograd function
+        whose forward reads ``table.data`` and whose backward adds into ``table.grad_table()``,
+        taking :attr:`token` as an input so that it runs before earlier writes' backward; see
+        ``soft_stack.py``)."""
+        return self._table
+
+    @property
+    def token(self) -> torch.Tensor:
+        """The latest write's token (see the module docstring)."""
+        return self._token
+
+    def advance(self, token: torch.Tensor) -> None:
+        """Takes ``token`` as the latest write's: the output of an autograd function defined
+        elsewhere that took :attr:`token` as an input and wrote to :attr:`table` (its backward
+        hands the written rows' gradients on and clears them, as a write's does)."""
+        self._token = token
+
+    def write(self, index: torch.Tensor, value: torch.Tensor) -> None:
+        if not torch.is_grad_enabled():  # nothing to order: no autograd function
+            data = self._table.data
+            data.index_copy_(0, index, value if value.dtype == data.dtype else value.to(data.dtype))
+            return
+        self._token = _Write.apply(self._table, self._token, value, index)
+
+    def read(self, index: torch.Tensor, columns: Optional[int] = None) -> torch.Tensor:
+        """The rows at ``index`` (their first ``columns`` columns, when given)."""
+        if not torch.is_grad_enabled():
+            data = self._table.data
+            return (data if columns is None else data[:, :columns]).index_select(0, index)
+        return _Read.apply(self._table, self._token, index, columns)
+
+    @property
+    def nbytes(self) -> int:
+        """Bytes held by the table (and by its gradient, once backward has started)."""
+        grad = self._table.grad
+        grad_bytes = 0 if grad is None else grad.numel() * grad.element_size()
+        return self.data.numel() * self.data.element_size() + grad_bytes
+
+
+class _Write(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, table: _Table, token, value, index):
+        table.data.index_copy_(
+            0, index, value if value.dtype == table.data.dtype else value.to(table.data.dtype)
+        )
+        ctx.table = table
+        ctx.value_dtype = value.dtype
+        ctx.save_for_backward(index)
+        return token.new_zeros(0)
+
+    @staticmethod
+    def backward(ctx, grad_token):
+        (index,) = ctx.saved_tensors
+        grads = ctx.table.grad_table()
+        grad_value = grads.index_select(0, index)
+        if grad_value.dtype != ctx.value_dtype:
+            grad_value = grad_value.to(ctx.value_dtype)
+        # Cleared so that a second backward through a retained graph starts from zero.
+        grads.index_fill_(0, index, 0)
+        return None, grad_token.new_zeros(0), grad_value, None
+
+
+class _Read(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, table: _Table, token, index, columns):
+        ctx.table = table
+        ctx.columns = columns
+        ctx.save_for_backward(index)
+        data = table.data if columns is None else table.data[:, :columns]
+        return data.index_select(0, index)
+
+    @staticmethod
+    def backward(ctx, grad_rows):
+        (index,) = ctx.saved_tensors
+        add_rows(ctx.table.grad_table(), index, grad_rows, ctx.columns)
+        return None, grad_rows.new_zeros(0), None, None
+
+
+def add_rows(
+    grads: torch.Tensor, index: torch.Tensor, rows: torch.Tensor, columns: Optional[int] = None
+) -> None:
+    """``grads[index, :columns] += rows``, repeated indices summed: a read's backward."""
+    if rows.dtype != grads.dtype:
+        rows = rows.to(grads.dtype)
+    # Both sum repeated indices. On the CPU with torch 2.13 (rows of 600 floats) index_add_
+    # was measured 2-3x faster than index_put_(accumulate=True) on whole rows and 3x slower on
+    # the first columns of each row (a strided view); an older setup had found index_add_ far
+    # slower, so measure again before changing this. On GPUs index_put_ (no atomics: the same
+    # sums every run).
+    if columns is None and grads.device.type == "cpu":
+        grads.index_add_(0, index, rows)
+    else:
+        grads[:, :columns].index_put_((index,), rows, accumulate=True)
+
 
 # (inputs, mask) -> the node rows of the real words, in mask order (eq. 4's projection); with
 # ``dense=True``, of every position, (B * N, node_dim), padding included (see Spinn.leaves).

@@ -8,7 +8,7 @@ them), the rest of a pass -- laying the batch out, the loop, the output, and the
 of all that -- is the same sequence of kernels on the same shapes for every batch of one
 shape: what a CUDA graph replays, without launching a kernel from Python. :class:`GraphedPasses`
 pads each batch to a bucket (the batch to its configured size, the longest sentence to the
-next of a few length edges: ``batching.LENGTH_BUCKETS``), so that a handful of graphs serve a
+next of a few length edges: ``batch.LENGTH_BUCKETS``), so that a handful of graphs serve a
 whole epoch; captures a bucket's graphs the first time a pass meets it
 (``torch.cuda.make_graphed_callables``: warm-up passes on a side stream, then forward and
 backward captured into one private memory pool; the model's buffers and the CUDA generator's
@@ -33,12 +33,11 @@ from typing import Dict, Hashable, List, Optional, Sequence, Tuple
 import torch
 from torch import nn
 
-from spinn_core.batch import check_batch, lay_out
-from spinn_core.batching import LENGTH_BUCKETS, bucket_size, pad_dims
+from spinn_core.batch import LENGTH_BUCKETS, bucket_size, check_batch, lay_out, pad_dims
 from spinn_core.output import STEP_FIELDS, SpinnOutput
 from spinn_core.policies import Given, TransitionPolicy
-from spinn_core.runners import pick_runner, run_soft_stack, run_thin_stack
-from spinn_core.spinn import Spinn
+from spinn_core.runners import run_soft_stack, run_thin_stack
+from spinn_core.spinn import Spinn, pick_runner
 from spinn_core.transitions import PAD
 
 

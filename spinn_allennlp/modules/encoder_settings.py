@@ -280,7 +280,8 @@ def check_encoder_settings(
 ) -> None:
     """The rule book: raises ConfigurationError for settings that cannot work together or that
     would not be read, naming the key to change. Every rule on the encoder's settings is here
-    (the core checks its own arguments again, `spinn_core.options`, for users of the core)."""
+    (the core checks its own arguments again, `spinn_core.spinn.check_options`, for users of
+    the core)."""
     predicts = tracker is not None and tracker.predict_transitions
     has_parser = predicts or has_own_parser
     policies = {"training_policy": training_policy, "evaluation_policy": evaluation_policy}

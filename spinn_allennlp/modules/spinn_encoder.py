@@ -16,7 +16,6 @@ from spinn_allennlp.modules.encoder_settings import (
     check_encoder_settings,
     translate_legacy_keys,
 )
-from spinn_allennlp.modules.input_checks import word_mask
 from spinn_allennlp.modules.own_parser import OwnParser, parse_then_compose, parser_network
 from spinn_allennlp.modules.tree_encoder import (
     AddedLosses,
@@ -25,8 +24,9 @@ from spinn_allennlp.modules.tree_encoder import (
     gold_like,
     rows_without_trees,
     with_default_trees,
+    word_mask,
 )
-from spinn_core.batching import check_transitions_tensor
+from spinn_core.batch import check_transitions_tensor
 from spinn_core.graphs import GraphedSpinn
 from spinn_core.output import SpinnOutput, merge_rows
 from spinn_core.policies import Given, Greedy, TransitionPolicy

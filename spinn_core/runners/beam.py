@@ -24,8 +24,8 @@ from typing import Type, TypeVar
 import torch
 
 from spinn_core.batch import PreparedBatch, lay_out
+from spinn_core.cells import SpinnParts
 from spinn_core.output import SpinnOutput
-from spinn_core.parts import SpinnParts
 from spinn_core.policies import BeamMixture, BeamSearch, Given, TransitionPolicy
 from spinn_core.runners.thin_stack import run_thin_stack
 
@@ -59,7 +59,7 @@ B = TypeVar("B", BeamSearch, BeamMixture)
 
 def _unwrapped(policy: TransitionPolicy, kind: Type[B]) -> B:
     """The beam policy of ``kind`` that ``policy`` is, or wraps (a policy written elsewhere
-    runs with its moves checked: ``policy_registry.MoveChecked``)."""
+    runs with its moves checked: ``policies.MoveChecked``)."""
     inner = getattr(policy, "policy", policy)
     if not isinstance(inner, kind):
         raise TypeError(f"this runner needs a {kind.__name__} policy, got {policy!r}")

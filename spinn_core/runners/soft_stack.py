@@ -23,14 +23,14 @@ the lowest level any later step popped down to. So the last element pushed is al
 top unit (the "top" read is a pointer, as in the thin stack), and the second unit
 ``[H - 2, H - 1]`` is a weighted sum over earlier elements, weights computed from the levels.
 
-Memory. Values are written once per step into the thin stack's write-once tape (``tape.py``):
-rows ``1..N`` the buffer, row ``N + 1 + t`` the node pushed at step t. The levels ``L_t`` go to
-a second write-once tape (one scalar per step). A soft read of the second unit at step t is an
-autograd function that saves nothing: its backward recomputes the weights from the levels on
-the tape (written once, so still as they were) and reads the values from the tape. What
-autograd keeps is O(B * T * D) for the values and O(B * T) for the levels, linear in the number
-of steps, as for the discrete thin stack (a naive version keeps every step's (B, t) weights,
-O(B * T^2)). Time per step is O(t * D) for the second read: O(T^2 * D) a sentence.
+Memory. Values are written once per step into the thin stack's write-once tape
+(``batch.WriteOnceTape``): rows ``1..N`` the buffer, row ``N + 1 + t`` the node pushed at step t.
+The levels ``L_t`` go to a second write-once tape (one scalar per step). A soft read of the second
+unit at step t is an autograd function that saves nothing: its backward recomputes the weights from
+the levels on the tape (written once, so still as they were) and reads the values from the tape.
+What autograd keeps is O(B * T * D) for the values and O(B * T) for the levels, linear in the number
+of steps, as for the discrete thin stack (a naive version keeps every step's (B, t) weights, O(B *
+T^2)). Time per step is O(t * D) for the second read: O(T^2 * D) a sentence.
 
 Legal moves, softly: REDUCE is scaled by ``clamp(H - 1, 0, 1)`` (needs two units on the
 stack) and SHIFT by ``clamp(N - c, 0, 1)`` (needs a word left), so 0/1 strengths of a valid
@@ -47,11 +47,10 @@ from typing import List
 
 import torch
 
-from spinn_core.batch import PreparedBatch
+from spinn_core.batch import PreparedBatch, WriteOnceTape
+from spinn_core.cells import SpinnParts
 from spinn_core.output import SpinnOutput
-from spinn_core.parts import SpinnParts
 from spinn_core.policies import Step, TransitionPolicy, impose_forced
-from spinn_core.tape import WriteOnceTape
 from spinn_core.transitions import PAD, REDUCE, SHIFT
 
 
@@ -202,7 +201,7 @@ def run_soft_stack(
     input is the expected type embedding under the type classifier's probabilities.
     """
     # A parser, and with typed REDUCE a type classifier: checked with the policy
-    # (core/options.py, check_policy).
+    # (spinn.check_policy).
     tracker = parts.tracker
     assert tracker is not None and tracker.transition_classifier is not None
     assert (parts.type_embedding is None) == (parts.type_classifier is None)

@@ -1,7 +1,7 @@
 import pytest
 import torch
 
-from spinn_core.batching import (
+from spinn_core.batch import (
     check_given_transitions,
     checked_mask,
     default_transitions,

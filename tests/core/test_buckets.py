@@ -10,7 +10,7 @@ import pytest
 import torch
 
 from spinn_core import transitions as tr
-from spinn_core.batching import bucket_size, pad_dims
+from spinn_core.batch import bucket_size, pad_dims
 from spinn_core.cells import masked_batch_norm
 from spinn_core.graphs import GraphedPasses, GraphedSpinn
 from spinn_core.policies import (
@@ -24,8 +24,8 @@ from spinn_core.policies import (
     SoftStrengths,
     StraightThroughGumbel,
     TransitionPolicy,
+    with_move_check,
 )
-from spinn_core.policy_registry import with_move_check
 from spinn_core.spinn import Spinn
 from spinn_core.testing import make_batch
 

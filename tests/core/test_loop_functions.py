@@ -1,9 +1,9 @@
 """The thin stack's per-pass layers (``Composition.loop``, ``Tracker.loop``): autograd functions
-with hand-written backward passes and one weight-gradient product per pass
-(``core/loop_weights.py``). Checked with ``torch.autograd.gradcheck`` in float64 (inputs and
-weights), against the plain layers (``forward``: the same function through ordinary autograd),
-across blocks of kept rows, with steps whose backward never runs, with a retained graph run
-backward twice, and with gradients asked for only some inputs."""
+with hand-written backward passes and one weight-gradient product per pass (``LoopLinear`` in
+``spinn_core/cells.py``). Checked with ``torch.autograd.gradcheck`` in float64 (inputs and weights),
+against the plain layers (``forward``: the same function through ordinary autograd), across blocks
+of kept rows, with steps whose backward never runs, with a retained graph run backward twice, and
+with gradients asked for only some inputs."""
 
 import gc
 import random
@@ -13,12 +13,18 @@ import pytest
 import torch
 from torch import nn
 
-from spinn_core import loop_weights
-from spinn_core.cells import Tracker, TreeLSTMComposition, TreeRNNComposition
+from spinn_core import cells
+from spinn_core.batch import WriteOnceTape
+from spinn_core.cells import (
+    LoopLinear,
+    Tracker,
+    TreeLSTMComposition,
+    TreeRNNComposition,
+    loop_weights,
+)
 from spinn_core.output import GIVEN, PREDICTED
 from spinn_core.policies import policy_for_mode
 from spinn_core.spinn import Spinn
-from spinn_core.tape import WriteOnceTape
 from spinn_core.testing import make_batch
 
 D, E, T, S = 3, 2, 4, 2  # hidden, extra input, tracking and summary sizes
@@ -235,7 +241,7 @@ def test_weight_gradient_over_several_blocks(monkeypatch, rows, unused_steps):
     """Blocks of 7 rows hold 2 steps of 3 (a step never straddles two blocks), after a first
     block of ``rows`` rows (the pass's 36, or fewer: then more blocks follow): the weight
     gradient is the plain one, also when some steps' backward never runs."""
-    monkeypatch.setattr(loop_weights, "BLOCK_ROWS", 7)
+    monkeypatch.setattr(cells, "BLOCK_ROWS", 7)
     model = composition()
     leaves = torch.randn(3, 2 * D, dtype=torch.float64, requires_grad=True)
     extra = torch.randn(12, 3, E, dtype=torch.float64, requires_grad=True)
@@ -288,10 +294,10 @@ def test_nothing_is_kept_without_gradients():
     leaves = torch.randn(4, 2 * D, dtype=torch.float64)
     extra = torch.randn(3, E, dtype=torch.float64)
     with torch.no_grad():
-        linear, token = loop_weights.loop_weights(model.linear.weight, model.linear.bias)
+        linear, token = loop_weights(model.linear.weight, model.linear.bias)
     assert token is None and not linear.keeps
     model.requires_grad_(False)
-    linear, token = loop_weights.loop_weights(model.linear.weight, model.linear.bias)
+    linear, token = loop_weights(model.linear.weight, model.linear.bias)
     assert token is None and not linear.keeps
     out = compose_two_levels(model.loop(), leaves.requires_grad_(), extra)
     (grad,) = torch.autograd.grad(out.sum(), [leaves])
@@ -304,12 +310,12 @@ def test_nothing_outlives_a_training_step(monkeypatch):
     ``tape._Table``)."""
     made = []
 
-    class Recorded(loop_weights.LoopLinear):
+    class Recorded(LoopLinear):
         def __init__(self, *args, **kwargs):
             super().__init__(*args, **kwargs)
             made.append(weakref.ref(self))
 
-    monkeypatch.setattr(loop_weights, "LoopLinear", Recorded)
+    monkeypatch.setattr(cells, "LoopLinear", Recorded)
     model = Spinn(4, 3, tracking_dim=2, predict_transitions=True)
     inputs, mask, transitions = make_batch([6, 3, 9], 4, random.Random(7), "cpu")
     gc.disable()

@@ -11,7 +11,7 @@ import pytest
 import torch
 
 from spinn_core import transitions as tr
-from spinn_core.batching import concat_padded
+from spinn_core.batch import concat_padded
 from spinn_core.output import GIVEN, PREDICTED
 from spinn_core.policies import Greedy, Mixed, policy_for_mode
 from spinn_core.spinn import Spinn

@@ -19,19 +19,15 @@ from spinn_core.policies import (
     Given,
     Greedy,
     Mixed,
+    MoveChecked,
     Sampled,
     SoftStrengths,
     Step,
     StraightThroughGumbel,
     TransitionPolicy,
-)
-from spinn_core.policy_registry import (
-    MoveChecked,
-    policy_from_config,
-    register_policy,
-    registered_policies,
     with_move_check,
 )
+from spinn_core.policy_registry import policy_from_config, register_policy, registered_policies
 from spinn_core.spinn import Spinn
 from spinn_core.transitions import PAD, REDUCE, SHIFT, parse_to_transitions
 

@@ -19,7 +19,8 @@ from spinn_allennlp.modules.policy_gradient import PolicyGradient, tree_scores
 from spinn_allennlp.modules.spinn_encoder import SpinnEncoder
 from spinn_allennlp.testing import make_batch
 from spinn_core.policies import Given, Replayed, Sampled
-from spinn_core.runners import pick_runner, run_levelwise
+from spinn_core.runners import run_levelwise
+from spinn_core.spinn import pick_runner
 from spinn_core.transitions import PAD, is_valid
 
 LENGTHS = [4, 7, 1, 5, 3, 6]

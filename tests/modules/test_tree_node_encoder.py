@@ -10,7 +10,7 @@ from allennlp.common.checks import ConfigurationError
 
 from spinn_allennlp.modules import SpinnTreeNodeEncoder, TreeNodeEncoder
 from spinn_allennlp.testing import random_tree_batch, recursive_tree_lstm_nodes
-from spinn_core.batching import concat_padded
+from spinn_core.batch import concat_padded
 from spinn_core.transitions import PAD, REDUCE, SHIFT
 
 

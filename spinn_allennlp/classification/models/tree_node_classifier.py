@@ -9,8 +9,8 @@ from allennlp.nn import InitializerApplicator, util
 from torch import nn
 
 from spinn_allennlp.data.trees import readable_tree
-from spinn_allennlp.modules.input_checks import check_embedder_feeds_encoder
 from spinn_allennlp.modules.tree_encoder import (
+    check_embedder_feeds_encoder,
     check_parser_training,
     encode,
     has_nodes,

@@ -10,11 +10,11 @@ from torch import nn
 
 from spinn_allennlp.data.dataset_readers import LEFT_PAD_TOKEN
 from spinn_allennlp.data.trees import readable_tree
-from spinn_allennlp.modules.input_checks import check_embedder_feeds_encoder
 from spinn_allennlp.modules.policy_gradient import PolicyGradient
 from spinn_allennlp.modules.relu_mlp import mlp_output_dim, relu_mlp
 from spinn_allennlp.modules.tree_encoder import (
     SentenceBatch,
+    check_embedder_feeds_encoder,
     check_parser_training,
     encode_together,
     encoder_loss_metrics,

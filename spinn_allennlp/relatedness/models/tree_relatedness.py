@@ -8,8 +8,7 @@ from allennlp.nn import InitializerApplicator, util
 from allennlp.training.metrics import PearsonCorrelation, SpearmanCorrelation
 from torch import nn
 
-from spinn_allennlp.modules.input_checks import check_embedder_feeds_encoder
-from spinn_allennlp.modules.tree_encoder import encode
+from spinn_allennlp.modules.tree_encoder import check_embedder_feeds_encoder, encode
 from spinn_allennlp.training.metrics import MeanSquaredError
 
 
