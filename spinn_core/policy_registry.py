@@ -1,5 +1,5 @@
 """Transition policies by name, so that a config can choose one (the ``spinn`` encoder's
-``training_policy`` and ``evaluation_policy``), for policies written outside this package too.
+``training_policy`` and ``evaluation_policy``): this package's and those written outside it.
 
 A new way of choosing trees is one class, registered by name::
 
