@@ -346,12 +346,13 @@ class BeamMixture(TransitionPolicy):
     (``SpinnOutput.beam_roots``), and a model that knows (``spinn_classifier``) classifies
     each tree's root on its own and mixes the predictions, p(y) = sum_k w_k p(y | tree_k): the
     marginal likelihood of the label over the beam's trees, whose gradient weighs each tree by
-    how well it alone explains the label (a model that does not know reads the roots'
-    mixture, as with ``"roots"``). ``"best_tree"``: as ``"predictions"``, plus hard EM for
-    the parser: the beam's tree under which the label is likeliest is the target of the
-    beam's softmax (its cross-entropy added to the loss), so the parser gets best-draw's full
-    target, taken inside the beam, however small the trees' differences (``spinn_classifier``;
-    a model that does not know reads the roots' mixture).
+    how well it alone explains the label (``spinn_nli`` classifies each pair of a premise's
+    and a hypothesis's tree; the plugin's other models refuse the setting, and a model that
+    does not know, such as AllenNLP's ``basic_classifier``, reads the roots' mixture).
+    ``"best_tree"``: as ``"predictions"``, plus hard EM for the parser: the beam's tree under
+    which the label is likeliest is the target of the beam's softmax (its cross-entropy added
+    to the loss), so the parser gets best-draw's full target, taken inside the beam, however
+    small the trees' differences (``spinn_classifier``, ``spinn_nli``).
 
     ``gumbel_scale`` (exploration in training): which candidates survive a step is decided
     by their scores plus this scale times fresh Gumbel noise (at 1, a Gumbel-top-k draw of

@@ -11,6 +11,7 @@ import random
 import pytest
 import torch
 from allennlp.common import Params
+from allennlp.common.checks import ConfigurationError
 from allennlp.data import Batch, DatasetReader, Vocabulary
 from allennlp.models import Model
 from allennlp.modules.seq2vec_encoders import Seq2VecEncoder
@@ -24,9 +25,12 @@ from spinn_core.policies import Given
 from spinn_core.testing.trees import all_trees, tree_log_prob
 from tools.testing.configs import (
     LISTOPS_SAMPLE,
+    SNLI_SAMPLE,
     as_json,
     listops_config,
     listops_small_overrides,
+    snli_config,
+    snli_small_overrides,
 )
 
 
@@ -198,3 +202,121 @@ def test_a_beam_trained_on_its_best_tree_takes_the_tree_that_explains_the_label_
     output["loss"].backward()
     classifier = encoder.spinn.tracker.transition_classifier
     assert float(classifier.weight.grad.abs().max()) > 0
+
+
+def short_pair_beam_nli(mix: str):
+    """The SNLI beam config (`spinn_beam_best_tree`, small sizes, float64, training mode, no
+    dropout or batch normalisation: each tree's prediction must not depend on the batch it is
+    computed in) with `mix`, at a width of 5, and a batch of one pair: a 3-token premise (2
+    trees) and a 4-token hypothesis (5 trees), words of real SNLI sentences."""
+    overrides = snli_small_overrides(
+        "spinn_beam_best_tree",
+        **{
+            "model.encoder.training_policy.mix": mix,
+            "model.dropout": 0.0,
+            "model.batch_norm": False,
+            "model.encoder.projection": {"dropout": 0.0, "batch_norm": False},
+        },
+    )
+    params = Params.from_file(str(snli_config("spinn_beam_best_tree")), as_json(overrides))
+    reader = DatasetReader.from_params(params.pop("dataset_reader"))
+    vocab = Vocabulary.from_instances(reader.read(str(SNLI_SAMPLE)))
+    instance = reader.text_to_instance(
+        "boys play football", "boys scoring a touchdown", label="neutral"
+    )
+    reader.apply_token_indexers(instance)
+    torch.manual_seed(4)
+    model = Model.from_params(vocab=vocab, params=params.pop("model")).double().train()
+    with torch.no_grad():  # a parser far from uniform, so that the trees weigh differently
+        for parameter in model._encoder.spinn.tracker.parameters():
+            parameter.normal_(0.0, 1.0)
+    batch = Batch([instance])
+    batch.index_instances(vocab)
+    return model, batch.as_tensor_dict()
+
+
+def every_pair_of_trees(model, tensors):
+    """(log-probability of the pair, label distribution) for every pair of a premise tree and
+    a hypothesis tree, enumerated: each tree's root composed alone, the pair's features
+    classified alone."""
+    spinn = model._encoder.spinn
+    sides = []
+    for side in ("premise", "hypothesis"):
+        embedded = model._embedder(tensors[side])
+        num_words = embedded.size(1)
+        mask = torch.ones(1, num_words, dtype=torch.bool)
+        sides.append(
+            [
+                (
+                    tree_log_prob(spinn, embedded, mask, tree),
+                    spinn(embedded, mask, torch.tensor([tree]), policy=Given()).sentence,
+                )
+                for tree in all_trees(num_words)
+            ]
+        )
+    assert [len(trees) for trees in sides] == [2, 5]
+    pairs = []
+    for log_p, p in sides[0]:
+        for log_q, h in sides[1]:
+            logits = model._output_layer(model._mlp(torch.cat([p, h, p - h, p * h], dim=-1)))
+            pairs.append((log_p + log_q, torch.softmax(logits[0], dim=-1)))
+    return pairs
+
+
+def test_spinn_nli_mixes_the_predictions_of_every_pair_of_the_two_beams_trees():
+    """With `mix: "predictions"` the NLI model's probabilities are
+    sum_ij w_i v_j p(y | premise tree i, hypothesis tree j): the expectation of the pair's
+    prediction under the parser, against every pair enumerated (float64; the premise's beam
+    has 3 empty slots, which weigh nothing), and the parser gets a gradient."""
+    model, tensors = short_pair_beam_nli("predictions")
+    output = model(**tensors)
+    expected = sum(math.exp(log_w) * probs for log_w, probs in every_pair_of_trees(model, tensors))
+    torch.testing.assert_close(output["probs"][0], expected, atol=1e-10, rtol=0)
+    output["loss"].backward()
+    classifier = model._encoder.spinn.tracker.transition_classifier
+    assert float(classifier.weight.grad.abs().max()) > 0
+
+
+def test_spinn_nli_trains_the_parser_on_the_pair_of_trees_that_explains_the_label_best():
+    """`mix: "best_tree"` on pairs: the loss is the mixture's -log p(y) plus
+    -log p_parser(premise tree) - log p_parser(hypothesis tree) for the pair under which the
+    gold label is likeliest (float64, every pair enumerated)."""
+    model, tensors = short_pair_beam_nli("best_tree")
+    output = model(**tensors)
+    gold = int(tensors["label"][0])
+    pairs = every_pair_of_trees(model, tensors)
+    mixture = sum(math.exp(log_w) * probs for log_w, probs in pairs)
+    torch.testing.assert_close(output["probs"][0], mixture, atol=1e-10, rtol=0)
+    candidates = sorted((float(probs[gold]), log_w) for log_w, probs in pairs)
+    assert candidates[-2][0] < candidates[-1][0]  # one best pair, no tie
+    expected = -math.log(float(mixture[gold])) - candidates[-1][1]
+    assert float(output["loss"]) == pytest.approx(expected, abs=1e-10)
+
+
+@pytest.mark.parametrize("mix", ["predictions", "best_tree"])
+def test_a_model_that_reads_one_sentence_vector_refuses_a_beam_that_mixes_predictions(mix):
+    """tree_relatedness would read the roots' mixture and train as mix "roots" without a word:
+    a ConfigurationError naming the setting instead; mix "roots" builds."""
+
+    def model_params(mix: str) -> Params:
+        return Params(
+            {
+                "type": "tree_relatedness",
+                "text_field_embedder": {
+                    "token_embedders": {"tokens": {"type": "embedding", "embedding_dim": 5}}
+                },
+                "encoder": {
+                    "type": "spinn",
+                    "input_dim": 5,
+                    "hidden_dim": 4,
+                    "tracker": {"tracking_dim": 3, "predict_transitions": True},
+                    "training_policy": {"type": "beam_mixture", "width": 2, "mix": mix},
+                },
+            }
+        )
+
+    vocab = Vocabulary(non_padded_namespaces=["labels"])
+    vocab.add_tokens_to_namespace(["a", "b"])
+    with pytest.raises(ConfigurationError, match=f"tree_relatedness.*mix '{mix}'.*\"roots\""):
+        Model.from_params(vocab=vocab, params=model_params(mix))
+    assert Model.from_params(vocab=vocab, params=model_params("roots")) is not None

@@ -45,6 +45,7 @@ SNLI_ENCODER_SIZES: Dict[str, Dict[str, Any]] = {
     "spinn_reinforce": _TRACKER_SIZES,
     "spinn_ppo": _TRACKER_SIZES,
     "spinn_best_draw": _TRACKER_SIZES,
+    "spinn_beam_best_tree": _TRACKER_SIZES,
     "spinn_typed": {**_TRACKER_SIZES, "model.encoder.tracker.type_dim": 3},
     "own_parser_best_draw": _OWN_PARSER_SIZES,
     "own_parser_ppo": _OWN_PARSER_SIZES,

@@ -13,6 +13,8 @@ from spinn_allennlp.data.trees import readable_tree
 from spinn_allennlp.modules.policy_gradient import PolicyGradient
 from spinn_allennlp.modules.relu_mlp import mlp_output_dim, relu_mlp
 from spinn_allennlp.modules.tree_encoder import (
+    best_tree_loss,
+    check_beam_mix,
     check_embedder_feeds_encoder,
     check_parser_training,
     encode,
@@ -20,6 +22,7 @@ from spinn_allennlp.modules.tree_encoder import (
     given_trees,
     gold_like,
     has_parser,
+    mix_beam_predictions,
     parser_reads_token_ids,
     repeat_rows,
     transitions_source,
@@ -90,6 +93,7 @@ class SpinnClassifier(Model):
         super().__init__(vocab, **kwargs)
         check_embedder_feeds_encoder(text_field_embedder, encoder)
         check_parser_training("spinn_classifier", encoder, transition_loss_weight, policy_gradient)
+        check_beam_mix("spinn_classifier", encoder, classifies_each_tree=True)
         self._embedder = text_field_embedder
         self._encoder = encoder
         self._label_namespace = label_namespace
@@ -205,8 +209,7 @@ class SpinnClassifier(Model):
         )
         if tree.beam_mix == "best_tree":
             keep.append(per_tree)
-        log_weights = torch.log_softmax(tree.beam_scores, dim=1).to(per_tree.dtype)
-        return torch.logsumexp(log_weights.unsqueeze(2) + torch.log_softmax(per_tree, dim=2), dim=1)
+        return mix_beam_predictions(per_tree, tree.beam_scores)
 
     def make_output_human_readable(self, output_dict: Dict[str, Any]) -> Dict[str, Any]:
         labels = self.vocab.get_index_to_token_vocabulary(self._label_namespace)
@@ -252,24 +255,3 @@ def _bucket_names(bounds: List[int]) -> List[str]:
     """`accuracy_tokens_le_B` for each bound, `accuracy_tokens_gt_LAST` above the last."""
     names = [f"accuracy_tokens_le_{bound}" for bound in bounds]
     return names + [f"accuracy_tokens_gt_{bounds[-1]}"] if bounds else []
-
-
-def best_tree_loss(
-    per_tree: torch.Tensor, scores: torch.Tensor, gold: torch.Tensor
-) -> torch.Tensor:
-    """The parser's part of `mix: "best_tree"` (hard EM over a beam), added to the mixed
-    prediction's loss: of each sentence's K trees (`per_tree`: (B, K, labels) logits;
-    `scores`: (B, K) the parser's summed log-probabilities, -inf for an empty slot), the one
-    whose own prediction gives the gold label the highest probability is the target of the
-    beam's softmax (its cross-entropy there): the parser pulled towards that tree by the full
-    amount however close the others come, as best-draw's best draw but inside the beam. The
-    classifier keeps learning from the mixture, not from the tree the label picked (trained
-    on label-picked trees alone, it learns answers no test-time tree supports: the pilot that
-    tried it fell to 26 % dev by epoch 4, against the mixture's 49 %)."""
-    # Shape: (B, K), the gold label's log-probability under each tree alone.
-    gold_log_probs = torch.log_softmax(per_tree, dim=2).gather(
-        2, gold.view(-1, 1, 1).expand(-1, per_tree.size(1), 1)
-    )[:, :, 0]
-    alive = torch.isfinite(scores)
-    best = gold_log_probs.detach().masked_fill(~alive, float("-inf")).argmax(dim=1, keepdim=True)
-    return -torch.log_softmax(scores, dim=1).gather(1, best).mean()

@@ -10,6 +10,7 @@ from torch import nn
 
 from spinn_allennlp.data.trees import readable_tree
 from spinn_allennlp.modules.tree_encoder import (
+    check_beam_mix,
     check_embedder_feeds_encoder,
     check_parser_training,
     encode,
@@ -85,6 +86,7 @@ class TreeNodeClassifier(Model):
         super().__init__(vocab, **kwargs)
         check_embedder_feeds_encoder(text_field_embedder, encoder)
         check_parser_training("tree_node_classifier", encoder, transition_loss_weight)
+        check_beam_mix("tree_node_classifier", encoder, classifies_each_tree=False)
         if label_names is not None and len(label_names) != num_labels:
             raise ValueError(f"{len(label_names)} label names for {num_labels} labels")
         self._embedder = text_field_embedder

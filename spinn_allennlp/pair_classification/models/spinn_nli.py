@@ -1,4 +1,4 @@
-from typing import Any, Dict, List, Optional, Tuple
+from typing import Any, Callable, Dict, List, Optional, Tuple
 
 import torch
 from allennlp.data import TextFieldTensors, Vocabulary
@@ -14,6 +14,8 @@ from spinn_allennlp.modules.policy_gradient import PolicyGradient
 from spinn_allennlp.modules.relu_mlp import mlp_output_dim, relu_mlp
 from spinn_allennlp.modules.tree_encoder import (
     SentenceBatch,
+    best_tree_loss,
+    check_beam_mix,
     check_embedder_feeds_encoder,
     check_parser_training,
     encode_together,
@@ -21,6 +23,7 @@ from spinn_allennlp.modules.tree_encoder import (
     given_trees,
     gold_like,
     has_parser,
+    mix_beam_predictions,
     num_reduce_types,
     parser_reads_token_ids,
     repeat_rows,
@@ -113,6 +116,7 @@ class SpinnNliClassifier(Model):
         super().__init__(vocab, **kwargs)
         check_embedder_feeds_encoder(text_field_embedder, encoder)
         check_parser_training("spinn_nli", encoder, transition_loss_weight, policy_gradient)
+        check_beam_mix("spinn_nli", encoder, classifies_each_tree=True)
         self._embedder = text_field_embedder
         self._encoder = encoder
         self._label_namespace = label_namespace
@@ -172,6 +176,9 @@ class SpinnNliClassifier(Model):
                 util.get_token_ids_from_text_field_tensors(side) for side in (premise, hypothesis)
             ]
 
+        # A beam of mix "best_tree": each pair of trees' logits and score, for its loss.
+        pairs_of_trees: List[Tuple[torch.Tensor, torch.Tensor]] = []
+
         def classify(policy: Optional[TransitionPolicy], copies: int = 1):
             # Embedded here, so that a rerun (a latent parser's baseline and PPO updates, after
             # the parameters have changed) starts from the inputs. `copies`: the batch
@@ -186,10 +193,8 @@ class SpinnNliClassifier(Model):
             (p, premise_out), (h, hypothesis_out) = self._encode(
                 batches, side_types, policy, side_ids
             )
-            # Shape: (batch_size, 4 * encoder_dim)
-            features = torch.cat([p, h, p - h, p * h], dim=-1)
-            # Shape: (batch_size, num_labels)
-            return self._output_layer(self._mlp(features)), [premise_out, hypothesis_out]
+            logits = self._classify(p, h, premise_out, hypothesis_out, pairs_of_trees)
+            return logits, [premise_out, hypothesis_out]
 
         policy = self._policy_gradient.policy() if self._policy_gradient and latent else None
         logits, (premise_out, hypothesis_out) = classify(policy)
@@ -208,6 +213,8 @@ class SpinnNliClassifier(Model):
         if label is not None:
             gold_labels = label.long().view(-1)
             loss = nn.functional.cross_entropy(logits, gold_labels)
+            if pairs_of_trees:
+                loss = loss + best_tree_loss(*pairs_of_trees[-1], gold_labels)
             self._accuracy(logits, label)
             if self._policy_gradient is not None and latent:
                 loss = loss + self._policy_gradient.classifier_loss(
@@ -218,6 +225,25 @@ class SpinnNliClassifier(Model):
                     loss = self._with_parser_loss(loss, out, gold, gold_types)
             output["loss"] = loss
         return output
+
+    def _classify(
+        self,
+        p: torch.Tensor,
+        h: torch.Tensor,
+        premise: Optional[SpinnOutput],
+        hypothesis: Optional[SpinnOutput],
+        keep: List[Tuple[torch.Tensor, torch.Tensor]],
+    ) -> torch.Tensor:
+        """Shape (batch_size, num_labels): the logits of the pairs' features, or of the mixed
+        predictions of a beam that mixes them (`premise.beam_roots` set)."""
+        if premise is not None and premise.beam_roots is not None:
+            assert hypothesis is not None  # one encoder: both sides are beams
+            return mixed_pair_predictions(premise, hypothesis, self._features_to_logits, keep)
+        return self._features_to_logits(torch.cat([p, h, p - h, p * h], dim=-1))
+
+    def _features_to_logits(self, features: torch.Tensor) -> torch.Tensor:
+        # Shape: (rows, 4 * encoder_dim) -> (rows, num_labels)
+        return self._output_layer(self._mlp(features))
 
     def _encode(
         self,
@@ -300,3 +326,34 @@ def _repeated(batch: SentenceBatch, copies: int) -> SentenceBatch:
     """A sentence batch repeated `copies` times (`repeat_rows`)."""
     inputs, mask, transitions = batch
     return repeat_rows(inputs, copies), repeat_rows(mask, copies), repeat_rows(transitions, copies)
+
+
+def mixed_pair_predictions(
+    premise: SpinnOutput,
+    hypothesis: SpinnOutput,
+    features_to_logits: Callable[[torch.Tensor], torch.Tensor],
+    keep: List[Tuple[torch.Tensor, torch.Tensor]],
+) -> torch.Tensor:
+    """A beam that mixes predictions, on pairs: each of the K x K pairs of a premise's tree
+    and a hypothesis's tree classified alone (the features of its two roots), the label
+    distributions mixed by the pairs' weights. A pair's score is the sum of its two trees'
+    summed log-probabilities, so its weight is the product of the two sentences' beam
+    weights (the softmax over pairs factorises), and the label's marginal likelihood is
+    sum_ij w_i v_j p(y | premise tree i, hypothesis tree j). With `mix: "best_tree"` the
+    pairs' logits and scores go to `keep`: the pair under which the label is likeliest is
+    the parser's target for both sentences (`best_tree_loss`). In training the MLP's batch
+    normalisation sees every pair's features as a row. `features_to_logits`: the model's
+    MLP and softmax layer."""
+    assert premise.beam_roots is not None and premise.beam_scores is not None
+    assert hypothesis.beam_roots is not None and hypothesis.beam_scores is not None
+    batch_size, width, dim = premise.beam_roots.shape
+    # Shape: (batch_size, width, width, dim): premise tree i beside hypothesis tree j.
+    p = premise.beam_roots.unsqueeze(2).expand(-1, -1, width, -1)
+    h = hypothesis.beam_roots.unsqueeze(1).expand(-1, width, -1, -1)
+    features = torch.cat([p, h, p - h, p * h], dim=-1).reshape(-1, 4 * dim)
+    # Shape: (batch_size, width * width, num_labels), (batch_size, width * width)
+    per_pair = features_to_logits(features).view(batch_size, width * width, -1)
+    scores = (premise.beam_scores.unsqueeze(2) + hypothesis.beam_scores.unsqueeze(1)).flatten(1)
+    if premise.beam_mix == "best_tree":
+        keep.append((per_pair, scores))
+    return mix_beam_predictions(per_pair, scores)

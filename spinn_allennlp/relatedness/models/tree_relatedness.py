@@ -8,7 +8,11 @@ from allennlp.nn import InitializerApplicator, util
 from allennlp.training.metrics import PearsonCorrelation, SpearmanCorrelation
 from torch import nn
 
-from spinn_allennlp.modules.tree_encoder import check_embedder_feeds_encoder, encode
+from spinn_allennlp.modules.tree_encoder import (
+    check_beam_mix,
+    check_embedder_feeds_encoder,
+    encode,
+)
 from spinn_allennlp.training.metrics import MeanSquaredError
 
 
@@ -71,6 +75,7 @@ class TreeRelatedness(Model):
     ) -> None:
         super().__init__(vocab, **kwargs)
         check_embedder_feeds_encoder(text_field_embedder, encoder)
+        check_beam_mix("tree_relatedness", encoder, classifies_each_tree=False)
         self._embedder = text_field_embedder
         self._encoder = encoder
         self._num_classes = num_classes
