@@ -6,7 +6,7 @@
 // the 5 x 5 pairs of a premise's and a hypothesis's tree is classified alone and the predictions
 // mixed by the pairs' weights (the classifier's loss), and the pair under which the label is
 // likeliest is the parser's target for both sentences (hard EM on the beam; spinn_nli's
-// _mixed_pair_predictions). Greedy trees at evaluation; the Stanford parses only score them.
+// mixed_pair_predictions). Greedy trees at evaluation; the Stanford parses only score them.
 local best_draw = import "spinn_best_draw.jsonnet";
 best_draw + {
   model+: {
