@@ -30,6 +30,7 @@ SNLI_NAMES = {
     "spinn_soft_annealed": "soft stack annealed to choose, latent trees",
     "spinn_ppo": "PPO parser, latent trees",
     "spinn_best_draw": "best-draw parser (4 trees a sentence), latent trees",
+    "spinn_beam_best_tree": "beam-trained parser (5 trees a sentence, best_tree), latent trees",
     "spinn_typed": "SPINN, typed REDUCE",
 }
 
