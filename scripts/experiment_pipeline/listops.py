@@ -41,6 +41,9 @@ LISTOPS_NAMES = {
     "spinn_model3": "Model 3 (soft stack, supervised)",
     "spinn_model4": "Model 4 (soft stack, latent trees)",
     "spinn_best_draw": "best-draw parser (trained by the task alone, 4 trees ranked)",
+    # Issue 59's recipe (listops_spinn_beam_best_tree): a beam of 5 trees mixed by their summed
+    # log-probabilities, the tree that explains the label best as the parser's target.
+    "beam_best_tree": "beam parser (label only, K = 5, the best tree as target)",
     "spinn_reinforce": "REINFORCE parser (latent trees)",
     "spinn_soft_annealed": "soft stack, annealed (latent trees)",
     "spinn_gumbel": "straight-through Gumbel (latent trees)",
