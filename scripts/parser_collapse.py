@@ -25,7 +25,11 @@ REDUCE - SHIFT bias: the gradient of ``-mean(A log p(tree))`` over 8 draws per l
 greedy tree's loss as the baseline and with the draws' mean (x 1000; > 0: a descent step
 favours SHIFT, towards right-branching trees); and, with gold trees, the bracket F1 against
 them of a draw taken at random, of each line's lowest-loss draw and of its highest-loss draw
-(does the loss single out gold-like trees among a line's draws?).
+(does the loss single out gold-like trees among a line's draws?). With ``--trees FILE`` (the
+dev file with a parser's trees as its brackets, ``scripts/listops_with_trees.py``), also the
+dev loss under those trees and, of the lines where they are not the gold tree, the share whose
+loss is lower under gold: would a composition that has seen every tree, judging a trained
+parser's trees against gold, point that parser towards gold?
 
 ``positions``: how much a line's first and last few tokens each tell of its label (mutual
 information, over the training lines of at most ``--max-tokens`` tokens the config's reader
@@ -257,6 +261,33 @@ def reinforce_push(
     return push
 
 
+def their_trees(run: Run, args, dev: Sequence[Instance]) -> torch.Tensor:
+    """The transitions of ``--trees``: the same dev lines, in order, bracketed otherwise."""
+    lines = run.read(args.trees, "validation_dataset_reader", args.max_tokens, args.lines)
+    words = [[t.text for t in line["tokens"]] for line in lines]  # type: ignore[attr-defined]
+    if words != [[t.text for t in line["tokens"]] for line in dev]:  # type: ignore[attr-defined]
+        raise ValueError(f"{args.trees}: not the dev lines ({args.data or DEV}) in their order")
+    return tensors(lines)[0]["transitions"]
+
+
+def gold_against(model: Model, batch, mask, gold: torch.Tensor, theirs: torch.Tensor):
+    """The dev loss under ``theirs`` and, of the lines where ``theirs`` is not ``gold``, the
+    share whose loss is lower under gold."""
+    gold_loss = losses(model, batch, mask, Given(), gold)[0]
+    their_loss = losses(model, batch, mask, Given(), theirs)[0]
+    width = max(gold.size(1), theirs.size(1))
+    padded = [
+        torch.nn.functional.pad(t, (0, width - t.size(1)), value=tr.PAD) for t in (gold, theirs)
+    ]
+    differ = (padded[0] != padded[1]).any(dim=1)
+    preferred = (gold_loss < their_loss)[differ].float()
+    return {
+        "their trees": their_loss.mean().item(),
+        "their trees not gold": differ.float().mean().item(),
+        "gold preferred": preferred.mean().item() if bool(differ.any()) else float("nan"),
+    }
+
+
 def reward(args) -> None:
     run = Run(args.run)
     train = run.read(args.train or TRAIN, "dataset_reader", 10**9, 10**9)
@@ -269,8 +300,11 @@ def reward(args) -> None:
     optimizer = torch.optim.Adam([p for p in model.parameters() if p.requires_grad], lr=1e-3)
     dev_batch, dev_mask = tensors(dev)
     gold = dev_batch.get("transitions")
+    theirs = their_trees(run, args, dev) if args.trees else None
     report_at = {
-        b for b in (0, 25, 50, 100, 200, 300, 400, 600, 800, 1200, 1600) if b < args.batches
+        b
+        for b in (0, 25, 50, 100, 200, 300, 400, 600, 800, 1200, 1600, 2400, 3200)
+        if b < args.batches
     }
     report_at.add(args.batches)
     rows = []
@@ -284,6 +318,8 @@ def reward(args) -> None:
             for name, shape in SHAPES.items():
                 given = shaped(dev_mask, shape)
                 row[name] = losses(model, dev_batch, dev_mask, Given(), given)[0].mean().item()
+            if theirs is not None and gold is not None:
+                row.update(gold_against(model, dev_batch, dev_mask, gold, theirs))
             torch.manual_seed(10_000 + step)
             row["drawn"] = losses(model, dev_batch, dev_mask, Sampled())[0].mean().item()
         row.update(reinforce_push(model, dev_batch, dev_mask, step, gold=gold))
@@ -364,6 +400,9 @@ def main(argv: Optional[Sequence[str]] = None) -> None:
     commands.choices["inspect"].add_argument("weights", type=Path, nargs="*")
     commands.choices["reward"].add_argument("--batches", type=int, default=400)
     commands.choices["reward"].add_argument("--batch-size", type=int, default=128)
+    commands.choices["reward"].add_argument(
+        "--trees", default=None, help="the dev lines with a parser's trees as their brackets"
+    )
     args = parser.parse_args(argv)
     torch.set_num_threads(1)
     {"inspect": inspect, "reward": reward, "positions": positions}[args.command](args)

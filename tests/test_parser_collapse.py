@@ -3,8 +3,11 @@
 import json
 import math
 
+import pytest
 import torch
 from allennlp.commands.train import train_model_from_file
+from allennlp.common.util import sanitize
+from allennlp.models.archival import load_archive
 
 from spinn_allennlp.testing import load_script
 from spinn_core import transitions as tr
@@ -16,6 +19,7 @@ from tools.testing.configs import (
 )
 
 PARSER_COLLAPSE = load_script("scripts/parser_collapse.py")
+WITH_TREES = load_script("scripts/listops_with_trees.py")
 DATA = ["--data", str(LISTOPS_SAMPLE), "--lines", "24", "--max-tokens", "100"]
 
 
@@ -49,15 +53,36 @@ def test_inspect_and_reward(tmp_path):
     # An untrained parser's logits are small: its moves are near-uniform (0.667 here).
     assert rows[0]["entropy"] > 0.5
 
+    # The sample lines with the trained parser's greedy trees as their brackets (`--trees`).
+    archive = load_archive(run / "model.tar.gz")
+    outputs = archive.model.forward_on_instances(
+        list(archive.validation_dataset_reader.read(LISTOPS_SAMPLE))
+    )
+    predictions = tmp_path / "predictions.jsonl"
+    predictions.write_text("".join(json.dumps(sanitize(o)) + "\n" for o in outputs))
+    trees = tmp_path / "sample_with_trees.tsv"
+    WITH_TREES.main([str(LISTOPS_SAMPLE), str(predictions), str(trees)])
     PARSER_COLLAPSE.main(
         ["reward", str(run), *DATA, "--train", str(LISTOPS_SAMPLE), "--batches", "6"]
-        + ["--batch-size", "8", "--json", str(tmp_path / "r.json")]
+        + ["--batch-size", "8", "--json", str(tmp_path / "r.json"), "--trees", str(trees)]
     )
     rows = json.loads((tmp_path / "r.json").read_text())
     assert [row["batches"] for row in rows] == [0, 6]
     # Untrained: every tree's loss is about ln 10 (10 labels, near-uniform output).
-    for shape in ("gold", "balanced", "left", "right", "drawn"):
+    for shape in ("gold", "balanced", "left", "right", "drawn", "their trees"):
         assert abs(rows[0][shape] - math.log(10)) < 0.1, shape
+    # A 2-epoch parser's trees are not gold on most lines; gold is preferred on some share.
+    for row in rows:
+        assert 0 < row["their trees not gold"] <= 1
+        assert 0 <= row["gold preferred"] <= 1
+    # Trees of other lines are refused.
+    other = tmp_path / "other.tsv"
+    other.write_text("".join(reversed(trees.read_text().splitlines(keepends=True))))
+    with pytest.raises(ValueError, match="not the dev lines"):
+        PARSER_COLLAPSE.main(
+            ["reward", str(run), *DATA, "--train", str(LISTOPS_SAMPLE), "--batches", "1"]
+            + ["--batch-size", "8", "--trees", str(other)]
+        )
     assert all(math.isfinite(row["push (greedy baseline)"]) for row in rows)
     for row in rows:
         for name in ("drawn F1", "lowest-loss draw F1", "highest-loss draw F1"):
