@@ -129,7 +129,9 @@ class SpinnEncoder(TreeEncoder):
         A parser with a network of its own (`own_parser.py`); the encoder's layers are then
         the task's composition alone, following its trees.
     composition : `str`, optional (default = `"treelstm"`)
-        `"treelstm"` (eq. 1-3) or `"treernn"` (a tanh layer).
+        `"treelstm"` (eq. 1-3), `"treernn"` (a tanh layer) or `"grc"` (the gated recursive
+        cell of Ordered Memory and the Beam Tree Cell: a gated sum of the children and an MLP's
+        proposal, layer-normalised).
     projection : `ProjectionSettings`, optional (default = no dropout, no batch norm)
         The leaves' projection (eq. 4).
     training_policy : `Dict[str, Any]`, optional (default = `{"type": "given"}`)

@@ -107,7 +107,7 @@ class SpinnTreeNodeEncoder(TreeNodeEncoder):
         for a layer that is only ever called through `encode_node_inputs`, whose constituents
         have inputs of their own).
     composition : `str`, optional (default = `"treelstm"`)
-        `"treelstm"` or `"treernn"` (see `"spinn"` encoder).
+        `"treelstm"`, `"treernn"` or `"grc"` (see `"spinn"` encoder).
     levelwise : `bool`, optional (default = `True`)
         Compose one tree level at a time; `False`: step by step on the thin stack.
     """

@@ -23,7 +23,7 @@ from spinn_core.testing import (
     value_tolerance,
 )
 
-COMPOSITIONS = ["treelstm", "treernn"]
+COMPOSITIONS = ["treelstm", "treernn", "grc"]
 
 
 # The policy the paths follow given trees with (the paper's left-padded forests need theirs).

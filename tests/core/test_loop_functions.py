@@ -16,6 +16,7 @@ from torch import nn
 from spinn_core import cells
 from spinn_core.batch import WriteOnceTape
 from spinn_core.cells import (
+    GRCComposition,
     LoopLinear,
     Tracker,
     TreeLSTMComposition,
@@ -103,7 +104,7 @@ def test_treelstm_on_a_tape_gradcheck():
     assert torch.autograd.gradcheck(function, (weight, bias, leaves, extra))
 
 
-@pytest.mark.parametrize("kind", [TreeLSTMComposition, TreeRNNComposition])
+@pytest.mark.parametrize("kind", [TreeLSTMComposition, TreeRNNComposition, GRCComposition])
 def test_on_a_tape_equals_forward(kind):
     """``onto`` a tape: values and every gradient as the plain composition's (float64)."""
     torch.manual_seed(0)
@@ -124,7 +125,7 @@ def test_on_a_tape_equals_forward(kind):
         torch.testing.assert_close(a, b, atol=1e-12, rtol=0)
 
 
-@pytest.mark.parametrize("kind", [TreeLSTMComposition, TreeRNNComposition])
+@pytest.mark.parametrize("kind", [TreeLSTMComposition, TreeRNNComposition, GRCComposition])
 def test_loop_equals_forward(kind):
     """Values and every gradient equal the plain composition's (float64, 1e-12)."""
     torch.manual_seed(0)

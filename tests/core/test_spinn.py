@@ -27,6 +27,7 @@ VARIANTS = {
     "pi": dict(tracking_dim=5),
     "spinn": dict(tracking_dim=5, predict_transitions=True),
     "treernn_spinn": dict(tracking_dim=5, predict_transitions=True, composition="treernn"),
+    "grc_spinn": dict(tracking_dim=5, predict_transitions=True, composition="grc"),
 }
 
 
