@@ -5,6 +5,9 @@ import pytest
 import torch
 from allennlp.common import Params
 from allennlp.common.checks import ConfigurationError
+from allennlp.confidence_checks.normalization_bias_verification import (
+    NormalizationBiasVerification,
+)
 from allennlp.modules.seq2vec_encoders import Seq2VecEncoder
 
 from spinn_allennlp.modules import SpinnEncoder, TreeEncoder
@@ -17,6 +20,7 @@ from spinn_allennlp.modules.spinn_encoder import UNTRAINED_PARSER_BATCHES
 from spinn_allennlp.modules.tree_encoder import encoder_loss_metrics
 from spinn_allennlp.testing import make_batch
 from spinn_core import transitions as tr
+from spinn_core.cells import COMPOSITIONS
 from spinn_core.output import GIVEN, MIXED, PREDICTED
 from spinn_core.policies import (
     BeamSearch,
@@ -41,6 +45,19 @@ def test_from_params_with_allennlp_names():
     inputs = torch.randn(3, 4, 30)
     mask = torch.tensor([[1, 1, 1, 1], [1, 1, 0, 0], [1, 0, 0, 0]], dtype=torch.bool)
     assert encoder(inputs, mask).shape == (3, 20)
+
+
+@pytest.mark.parametrize("composition", sorted(COMPOSITIONS))
+def test_every_composition_passes_allennlp_s_normalization_bias_check(composition):
+    # AllenNLP's trainer runs this check on the first batch and stops training when it fails
+    # (it flags any biased layer whose call is followed by a normalisation module's); GRC's
+    # biased gate layer before its layer norm once stopped every run with `composition: grc`.
+    encoder = Seq2VecEncoder.from_params(
+        Params({"type": "spinn", "input_dim": 4, "hidden_dim": 3, "composition": composition})
+    )
+    encoder.train()
+    check = NormalizationBiasVerification(encoder)
+    assert check.check((torch.randn(2, 5, 4), torch.ones(2, 5).bool())), check.detected_pairs
 
 
 def test_a_policy_of_our_own_runs_through_the_registered_encoder():
