@@ -44,6 +44,8 @@ LISTOPS_NAMES = {
     # Issue 59's recipe (listops_spinn_beam_best_tree): a beam of 5 trees mixed by their summed
     # log-probabilities, the tree that explains the label best as the parser's target.
     "beam_best_tree": "beam parser (label only, K = 5, the best tree as target)",
+    # The same with the gated recursive cell (listops_spinn_beam_best_tree_grc).
+    "beam_best_tree_grc": "beam parser with the GRC (label only, K = 5, the best tree as target)",
     "spinn_reinforce": "REINFORCE parser (latent trees)",
     "spinn_soft_annealed": "soft stack, annealed (latent trees)",
     "spinn_gumbel": "straight-through Gumbel (latent trees)",
