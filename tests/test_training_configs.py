@@ -8,10 +8,12 @@ from pathlib import Path
 from typing import Any, Dict, Iterator, Tuple
 
 import pytest
+import torch
 from allennlp.common import Params
 from allennlp.common.plugins import import_plugins
 from allennlp.data import DatasetReader, Vocabulary
 from allennlp.models import Model
+from allennlp.nn import InitializerApplicator
 from allennlp.modules.seq2vec_encoders import Seq2VecEncoder
 
 from spinn_allennlp.data.tree_sources import BeneparTrees, resolve_benepar_model
@@ -66,8 +68,8 @@ def test_raw_text_trees_of_the_snli_configs(variant, benepar):
         assert reader.tree_source is None
 
 
-def _spinn_encoders(config: Any) -> Iterator[Tuple[type, Dict[str, Any]]]:
-    """(the registry it is built from, the block) of every `"type": "spinn"` encoder a model of
+def _spinn_encoders(config: Any) -> Iterator[Tuple[str, type, Dict[str, Any]]]:
+    """(the model's argument, the registry it is built from, the block) of every `"type": "spinn"` encoder a model of
     the config takes (`model.encoder`, or another constructor argument of the model's class
     annotated with an encoder base class)."""
     model = config.get("model", {})
@@ -78,7 +80,7 @@ def _spinn_encoders(config: Any) -> Iterator[Tuple[type, Dict[str, Any]]]:
         if isinstance(value, dict) and value.get("type") == "spinn" and name in annotations:
             base = annotations[name].annotation
             if base in (Seq2VecEncoder, TreeNodeEncoder):
-                yield base, value
+                yield name, base, value
 
 
 RUN_CONFIGS = sorted((CONFIGS_ROOT.parent / "results").rglob("config.json"))
@@ -98,6 +100,29 @@ def test_every_spinn_encoder_of_a_committed_config_builds(path, plugins):
     config = Params.from_file(str(path)).as_dict()
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", DeprecationWarning)
-        for base, block in _spinn_encoders(config):
+        for _, base, block in _spinn_encoders(config):
             encoder = base.from_params(Params(copy.deepcopy(block)), vocab=Vocabulary())
             assert encoder.get_output_dim() > 0
+
+
+@pytest.mark.parametrize("path", sorted(CONFIGS_ROOT.rglob("*.jsonnet")), ids=str)
+def test_every_initializer_applies_to_its_spinn_encoders(path, plugins):
+    """A config's `model.initializer` runs on its `spinn` encoders as the model would call it (the
+    parameters named under the model's attribute `_<argument>`). The SNLI configs' He
+    initialisation of every `_encoder.*weight.*` once reached the GRC's layer norm, whose weight
+    is a vector, and every SNLI run with `composition: "grc"` stopped on torch's fan-in error."""
+    config = Params.from_file(str(path)).as_dict()
+    initializer_block = config.get("model", {}).get("initializer")
+    if initializer_block is None or not list(_spinn_encoders(config)):
+        return
+    initializer = InitializerApplicator.from_params(Params(copy.deepcopy(initializer_block)))
+    model = torch.nn.Module()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DeprecationWarning)
+        for argument, base, block in _spinn_encoders(config):
+            encoder = base.from_params(Params(copy.deepcopy(block)), vocab=Vocabulary())
+            model.add_module(f"_{argument}", encoder)
+    initializer(model)
+    for name, parameter in model.named_parameters():
+        if name.endswith("norm.weight"):
+            assert bool((parameter == 1).all()), name

@@ -34,10 +34,12 @@
   },
 
   // He initialisation (§4.1) for the encoder's weight matrices; the model itself gives its MLP
-  // He initialisation and its softmax layer U[-0.005, 0.005].
+  // He initialisation and its softmax layer U[-0.005, 0.005]. Normalisation layers (the batch
+  // norms, the GRC's layer norm `composition.norm`) keep their ones: their weights are vectors,
+  // which He initialisation refuses.
   initializer: {
     regexes: [["_encoder.*weight.*", { type: "kaiming_normal" }]],
-    prevent_regexes: [".*batch_norm.*"],
+    prevent_regexes: [".*batch_norm.*", ".*\\.norm\\..*"],
   },
 
   // Length bucketing instead of the paper's crop/pad to 25 words.
