@@ -13,8 +13,8 @@ from allennlp.common import Params
 from allennlp.common.plugins import import_plugins
 from allennlp.data import DatasetReader, Vocabulary
 from allennlp.models import Model
-from allennlp.nn import InitializerApplicator
 from allennlp.modules.seq2vec_encoders import Seq2VecEncoder
+from allennlp.nn import InitializerApplicator
 
 from spinn_allennlp.data.tree_sources import BeneparTrees, resolve_benepar_model
 from spinn_allennlp.modules import TreeNodeEncoder
@@ -69,9 +69,9 @@ def test_raw_text_trees_of_the_snli_configs(variant, benepar):
 
 
 def _spinn_encoders(config: Any) -> Iterator[Tuple[str, type, Dict[str, Any]]]:
-    """(the model's argument, the registry it is built from, the block) of every `"type": "spinn"` encoder a model of
-    the config takes (`model.encoder`, or another constructor argument of the model's class
-    annotated with an encoder base class)."""
+    """(the model's argument, the registry it is built from, the block) of every `"type":
+    "spinn"` encoder a model of the config takes (`model.encoder`, or another constructor
+    argument of the model's class annotated with an encoder base class)."""
     model = config.get("model", {})
     if not isinstance(model, dict) or "type" not in model:
         return

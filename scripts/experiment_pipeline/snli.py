@@ -32,7 +32,9 @@ SNLI_NAMES = {
     "spinn_best_draw": "best-draw parser (4 trees a sentence), latent trees",
     "spinn_beam_best_tree": "beam-trained parser (5 trees a sentence, best_tree), latent trees",
     # The same with the gated recursive cell (pair_classification/spinn_beam_best_tree_grc).
-    "spinn_beam_best_tree_grc": "beam-trained parser with the GRC (5 trees a sentence, best_tree), latent trees",
+    "spinn_beam_best_tree_grc": (
+        "beam-trained parser with the GRC (5 trees a sentence, best_tree), latent trees"
+    ),
     "spinn_typed": "SPINN, typed REDUCE",
 }
 
