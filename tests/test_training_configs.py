@@ -113,13 +113,14 @@ def test_every_initializer_applies_to_its_spinn_encoders(path, plugins):
     is a vector, and every SNLI run with `composition: "grc"` stopped on torch's fan-in error."""
     config = Params.from_file(str(path)).as_dict()
     initializer_block = config.get("model", {}).get("initializer")
-    if initializer_block is None or not list(_spinn_encoders(config)):
+    encoders = list(_spinn_encoders(config))
+    if initializer_block is None or not encoders:
         return
     initializer = InitializerApplicator.from_params(Params(copy.deepcopy(initializer_block)))
     model = torch.nn.Module()
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", DeprecationWarning)
-        for argument, base, block in _spinn_encoders(config):
+        for argument, base, block in encoders:
             encoder = base.from_params(Params(copy.deepcopy(block)), vocab=Vocabulary())
             model.add_module(f"_{argument}", encoder)
     initializer(model)
