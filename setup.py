@@ -41,9 +41,16 @@ setup(
     ),
     # The part-of-speech lexicon of the head rules (spinn_allennlp/data/head_rules.py).
     package_data={"spinn_allennlp.data": ["resources/*.tsv"]},
-    python_requires=">=3.8",
+    # The Pythons the locks are resolved and tested for (scripts/setup_env.sh's SUPPORTED,
+    # docs/install.md): AllenNLP 2.10 is not tested past them.
+    python_requires=">=3.11,<3.14",
+    classifiers=[
+        "Programming Language :: Python :: 3.11",
+        "Programming Language :: Python :: 3.12",
+        "Programming Language :: Python :: 3.13",
+    ],
     # The direct run-time requirements. allennlp 2.10.1's own pins do not resolve on
-    # Python 3.11 / torch 2.x: install the tested set, requirements/lock.txt, with
+    # Python 3.11+ / torch 2.x: install the tested set, requirements/lock.txt, with
     # `pip install --no-deps` (see README).
     install_requires=["allennlp==2.10.1", "torch>=1.10"],
     # allennlp-models, whose readers, models and configs run with "type": "spinn"

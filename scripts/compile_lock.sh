@@ -5,19 +5,18 @@
 #   requirements/dev-lock.txt  tests, linters, plots (dev.in), constrained to agree with lock.txt
 #   requirements/models-lock.txt  the optional "models" extra, allennlp-models (models.in),
 #                              constrained to agree with lock.txt
+# One lock for every supported Python (3.11 to 3.13, setup.py's python_requires) and platform
+# (--universal): where a package's version must differ, the lock has one pin per Python with an
+# environment marker, and pip installs the pin whose marker holds. Packages come from the
+# package index alone (uv reads no pip configuration), so the locks name no other index.
 # Existing pins are kept where they still resolve (uv reads the current output file).
-# FIND_LINKS points uv at a local wheel directory holding torch 2.13.0+cpu, if you have one.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-links=()
 # The locks' headers name this script, not the uv command it runs.
 export UV_CUSTOM_COMPILE_COMMAND="scripts/compile_lock.sh"
-[ -n "${FIND_LINKS:-}" ] && links=(--find-links "$FIND_LINKS")
-uv pip compile requirements/runtime.in --override requirements/overrides.txt \
-  --python-version 3.11 "${links[@]}" -o requirements/lock.txt
-uv pip compile requirements/dev.in --constraint requirements/lock.txt \
-  --override requirements/overrides.txt --python-version 3.11 "${links[@]}" \
+common=(--universal --python-version 3.11 --override requirements/overrides.txt)
+uv pip compile requirements/runtime.in "${common[@]}" -o requirements/lock.txt
+uv pip compile requirements/dev.in --constraint requirements/lock.txt "${common[@]}" \
   -o requirements/dev-lock.txt
-uv pip compile requirements/models.in --constraint requirements/lock.txt \
-  --override requirements/overrides.txt --python-version 3.11 "${links[@]}" \
+uv pip compile requirements/models.in --constraint requirements/lock.txt "${common[@]}" \
   -o requirements/models-lock.txt

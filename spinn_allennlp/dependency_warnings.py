@@ -4,7 +4,9 @@ and the filters that hide them (nothing else is hidden):
 * torchvision's "Failed to load image Python extension" (a UserWarning when `import
   allennlp.data` loads torchvision next to a CPU torch; this project never reads images);
 * fairscale's use of `torch.cuda.amp.custom_fwd/custom_bwd`, deprecated by torch (FutureWarnings
-  when AllenNLP's training code imports fairscale);
+  when AllenNLP's training code imports fairscale), and its `torch.jit.script` at import (a
+  FutureWarning since torch 2.14, attributed to torch's own `torch.jit._script`, so the filter
+  hides that notice for any caller in the environment);
 * AllenNLP's trainer's use of `torch.cuda.amp.autocast` / `GradScaler` (FutureWarnings at every
   training and validation epoch);
 * setuptools' notice that `pkg_resources` is deprecated (a UserWarning when Google's client
@@ -32,6 +34,7 @@ HIDDEN: List[Tuple[Type[Warning], str, str]] = [
         r"`torch\.cuda\.amp\.custom_(fwd|bwd)\(args\.\.\.\)` is deprecated",
         r"fairscale",
     ),
+    (FutureWarning, r"`torch\.jit\.script` is deprecated", r"torch\.jit"),
     (
         FutureWarning,
         r"`torch\.cuda\.amp\.(autocast|GradScaler)\(args\.\.\.\)` is deprecated",

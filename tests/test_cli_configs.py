@@ -80,6 +80,25 @@ def readme_smoke_run():
 
 
 SMOKE_SECTION, SMOKE_TRAIN, SMOKE_PAIR, SMOKE_PAIRS, SMOKE_PREDICT = readme_smoke_run()
+YOUR_OWN_MODEL = PROJECT_ROOT / "docs" / "your_own_model.md"
+
+
+def documented_section(heading):
+    """The jsonnet block (or None) and the `allennlp` commands (as arguments after `allennlp`)
+    of the section of docs/your_own_model.md under ``heading``."""
+    text = YOUR_OWN_MODEL.read_text()
+    start = text.index(f"## {heading}")
+    section = text[start : text.index("\n## ", start + 1)]
+    config = re.search(r"```jsonnet\n(.*?)```", section, flags=re.S)
+    (bash,) = re.findall(r"```bash\n(.*?)```", section, flags=re.S)
+    commands = [shlex.split(line) for line in bash.replace("\\\n", " ").splitlines()]
+    assert all(command[0] == ".venv/bin/allennlp" for command in commands)
+    return config.group(1) if config else None, [command[1:] for command in commands]
+
+
+# Fine-tuning the smoke run's model the AllenNLP way, and predicting in batches (as written).
+FINETUNE_CONFIG, FINETUNE_COMMANDS = documented_section("Fine-tuning a trained model")
+_, BATCHED_COMMANDS = documented_section("Predicting many lines")
 SENTENCES = ["A lovely film.", "", "Dull (and long)."]
 # The ListOps model's validation reader stops after 5 of the sample's 24 lines.
 LISTOPS_SMALL = listops_small_overrides(
@@ -166,8 +185,13 @@ def runs(tmp_path_factory):
         # The README's smoke run as it stands there (the config's path made absolute).
         [*SMOKE_TRAIN[:1], str(PROJECT_ROOT / SMOKE_TRAIN[1]), *SMOKE_TRAIN[2:]],
         SMOKE_PREDICT,
+        *FINETUNE_COMMANDS,
+        *BATCHED_COMMANDS,
     ]
     (root / SMOKE_PAIRS).write_text(SMOKE_PAIR + "\n", encoding="utf-8")
+    # The fine-tuning config saved at a clone's root, beside its training_config/.
+    (root / "training_config").symlink_to(PROJECT_ROOT / "training_config")
+    (root / "finetune.jsonnet").write_text(FINETUNE_CONFIG, encoding="utf-8")
     (root / "not_utf8.jsonl").write_bytes(NOT_UTF8)
     env = {
         "TEXT_TRAIN": str(TEXT_SAMPLE),
@@ -339,3 +363,29 @@ def test_the_readmes_smoke_run_gives_what_the_readme_says(runs):
     assert set(prediction) == set(example)
     assert sum(prediction["probs"]) == pytest.approx(1.0, abs=1e-5)
     assert prediction["premise_transitions_source"] == "predicted"
+
+
+def test_a_model_fine_tuned_from_an_archive_trains_and_predicts_as_documented(runs):
+    """docs/your_own_model.md's fine-tuning: the smoke run's archive trained further through
+    `"model": {"type": "from_archive"}`, then `predict --predictor spinn_nli` on the README's
+    pair, which answers with a label."""
+    root, _ = runs
+    config = json.loads((root / "out" / "finetuned" / "config.json").read_text())
+    assert config["model"]["type"] == "from_archive"
+    metrics = json.loads((root / "out" / "finetuned" / "metrics.json").read_text())
+    assert 0 <= metrics["validation_accuracy"] <= 1
+    (prediction,) = [
+        json.loads(line) for line in (root / "finetuned_predictions.jsonl").read_text().splitlines()
+    ]
+    assert prediction["label"] in ("entailment", "neutral", "contradiction")
+
+
+def test_batched_prediction_answers_as_one_line_at_a_time(runs):
+    """`--batch-size 64` (docs/your_own_model.md) gives the README's default-batch answer."""
+    root, _ = runs
+    (one,) = [json.loads(line) for line in (root / "predictions.jsonl").read_text().splitlines()]
+    (batched,) = [
+        json.loads(line) for line in (root / "batched_predictions.jsonl").read_text().splitlines()
+    ]
+    assert batched["label"] == one["label"]
+    assert batched["probs"] == pytest.approx(one["probs"], abs=1e-5)

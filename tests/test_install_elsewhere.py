@@ -1,13 +1,23 @@
 """The plugin as someone else installs it: a wheel built from this checkout, installed into a
-fresh virtual environment made from the lock, used from a directory outside the repository."""
+fresh virtual environment made from the lock, used from a directory outside the repository.
+
+The lock's torch (PyPI's build: with the CUDA libraries and Triton it brings, about 5 GB) is not
+installed a second time: the fresh environment finds those packages, at the locked versions,
+through links to this checkout's environment (:func:`link_heavy_packages`), and pip installs the
+rest of the lock around them, as it would around a torch a user installed first."""
 
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
+import sysconfig
 import time
 import zipfile
+from importlib import metadata
+from pathlib import Path
+from typing import List
 
 import pytest
 
@@ -43,6 +53,35 @@ def run(*command, cwd, env=None, check=True, timeout=900):
     return result
 
 
+def is_heavy(name: str) -> bool:
+    """torch, Triton and the CUDA libraries torch brings (nvidia-*, cuda-*)."""
+    name = name.lower().replace("_", "-")
+    return name in ("torch", "triton") or name.startswith(("nvidia-", "cuda-"))
+
+
+def link_heavy_packages(folder: Path, python: Path) -> List[str]:
+    """Links every file tree of this environment's heavy distributions (their packages and
+    metadata, by the distributions' own file lists) into ``folder``, and puts ``folder`` on the
+    path of the environment of ``python`` (a .pth file). Returns the distributions linked."""
+    here = Path(sysconfig.get_paths()["purelib"])
+    folder.mkdir()
+    linked = []
+    for distribution in metadata.distributions():
+        name = distribution.metadata["Name"]
+        if not is_heavy(name):
+            continue
+        linked.append(f"{name}=={distribution.version}")
+        for path in distribution.files or []:
+            top = path.parts[0]
+            # (Console scripts live outside site-packages: "../../bin/...".)
+            if top != ".." and not (folder / top).exists() and (here / top).exists():
+                (folder / top).symlink_to(here / top)
+    purelib = run(python, "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])",
+                  cwd=folder).stdout.strip()  # fmt: skip
+    (Path(purelib) / "spinn_linked_torch.pth").write_text(f"{folder}\n", encoding="utf-8")
+    return sorted(linked)
+
+
 @pytest.fixture(scope="module")
 def installed(tmp_path_factory):
     """(venv python, a working directory outside the repository)."""
@@ -68,6 +107,11 @@ def installed(tmp_path_factory):
     built = time.perf_counter()
     run(PYTHON, "-m", "venv", root / "venv", cwd=root)
     python = root / "venv" / "bin" / "python"
+    version = "import sys; print(sys.version_info[:2])"
+    assert run(python, "-c", version, cwd=root).stdout == run(sys.executable, "-c", version,
+                                                              cwd=root).stdout  # fmt: skip
+    linked = link_heavy_packages(root / "linked", python)
+    assert any(name.startswith("torch==") for name in linked), linked
     # --no-compile: byte-compiling all of torch and transformers up front doubles the time;
     # what is imported gets compiled on first use.
     pip = (
@@ -79,7 +123,10 @@ def installed(tmp_path_factory):
         "--no-deps",
         "--no-compile",
     )
-    run(*pip, "-r", PROJECT_ROOT / "requirements" / "lock.txt", cwd=root)
+    lock = run(*pip, "-r", PROJECT_ROOT / "requirements" / "lock.txt", cwd=root).stdout
+    # The linked packages were taken as installed at the locked versions, not fetched again.
+    assert "Requirement already satisfied: torch==" in lock, lock[-2000:]
+    assert not re.search(r"(Collecting|Downloading|Processing) torch(==|-\d)", lock)
     run(*pip, wheel, cwd=root)
     installed = time.perf_counter()
     print(f"wheel {built - start:.1f} s, venv from the lock + wheel {installed - built:.1f} s")
