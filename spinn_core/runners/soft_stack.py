@@ -54,6 +54,16 @@ from spinn_core.policies import Step, TransitionPolicy, impose_forced
 from spinn_core.transitions import PAD, REDUCE, SHIFT
 
 
+def unit_clamp(x: torch.Tensor) -> torch.Tensor:
+    """``clamp(x, 0, 1)`` whose gradient is 1 on the closed interval [0, 1], boundaries
+    included, and 0 outside. That is what ``torch.clamp`` passed back up to torch 2.13; from
+    2.14 it passes nothing at the boundaries, which is exactly where a stack with 0/1
+    strengths (straight-through Gumbel) puts the legality factors, so the gradient would
+    change with the torch release. Written out, it is the same on every release."""
+    inside = (x >= 0) & (x <= 1)
+    return torch.where(inside, x, x.detach().clamp(0, 1))
+
+
 def second_unit_weights(levels: torch.Tensor) -> torch.Tensor:
     """Shape (B, t - 1): how much of each element 0..t-2 lies in the stack's second unit of
     strength after step t - 1, given ``levels`` (B, t), the level ``L`` each element was pushed
@@ -270,8 +280,8 @@ def run_soft_stack(
         )
         reduce_raw = policy.reduce_strength(step)
         # Legal moves: no word left -> REDUCE; fewer than two units on the stack -> SHIFT.
-        has_word = (float_lengths - consumed).clamp(0, 1)
-        two_items = (height - 1).clamp(0, 1)
+        has_word = unit_clamp(float_lengths - consumed)
+        two_items = unit_clamp(height - 1)
         reduce = (1 - (1 - reduce_raw) * has_word) * two_items
         shift = 1 - reduce
         all_reduce.append(torch.where(active, reduce, 0))

@@ -7,6 +7,7 @@ import torch
 
 from spinn_core.cells import TreeLSTMComposition
 from spinn_core.child_sum import ROOT, ChildSumTreeLSTM
+from spinn_core.runners.soft_stack import unit_clamp
 from spinn_core.spinn import Spinn
 from spinn_core.transitions import REDUCE, SHIFT, Tree
 
@@ -325,8 +326,8 @@ def reference_soft_spinn(
         else:
             reduce_raw = zero + float(reduce_given[t])
         height = sum(strengths, zero)
-        has_word = (n - consumed).clamp(0, 1)
-        reduce = (1 - (1 - reduce_raw) * has_word) * (height - 1).clamp(0, 1)
+        has_word = unit_clamp(n - consumed)
+        reduce = (1 - (1 - reduce_raw) * has_word) * unit_clamp(height - 1)
         composed = model.compose(second.unsqueeze(0), top.unsqueeze(0), state[0])[0]
         pushed = (1 - reduce) * buffer_top + reduce * composed
         strengths = neural_stack_update(strengths, 2 * reduce, zero + 1)
