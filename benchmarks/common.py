@@ -50,7 +50,13 @@ PI_COMPILED = "SPINN-PI, torch.compile'd cells"
 SPINN_COMPILED = "SPINN (own parser), torch.compile'd cells"
 COMPILED = {PI_COMPILED: PI, SPINN_COMPILED: SPINN_FULL}
 # Rows replayed from CUDA graphs (``--cuda-graphs``): row -> the eager row of the same model.
+# The graphs replay what the runner picker chooses: on CUDA, the fused kernels where they
+# implement the pass (every row but the sampling parser's).
 GRAPHED = {f"{name}, CUDA graphs": name for name in (PI_NT, PI, SPINN_FULL, SPINN_SAMPLED)}
+# Rows of the fused runner (``--fused``: spinn_core/fused, Triton kernels, launched eagerly;
+# on the CPU in Triton's interpreter): row -> the eager row of the same model. The eager rows
+# themselves run the PyTorch step loop (on CUDA its static-shape path), as before the kernels.
+FUSED = {f"{name}, fused kernels": name for name in (PI_NT, PI, SPINN_FULL)}
 
 
 # --- data ---------------------------------------------------------------------------------

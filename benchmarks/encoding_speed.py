@@ -23,6 +23,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from common import (  # noqa: E402
     COMPILED,
+    FUSED,
     GRAPHED,
     LSTM,
     PI,
@@ -54,7 +55,9 @@ from common import (  # noqa: E402
     write_results,
 )
 
+from spinn_core.fused import run_fused_thin_stack  # noqa: E402
 from spinn_core.policies import Given, Greedy, Sampled  # noqa: E402
+from spinn_core.runners import run_thin_stack  # noqa: E402
 from spinn_core.spinn import Spinn  # noqa: E402
 
 ROWS = [
@@ -65,6 +68,7 @@ ROWS = [
     SPINN_SAMPLED,
     PI_COMPILED,
     SPINN_COMPILED,
+    *FUSED,
     *GRAPHED,
     LSTM,
     RECURSIVE,
@@ -112,6 +116,13 @@ def parse_args() -> argparse.Namespace:
         help="also time the thin-stack variants replayed from CUDA graphs (on the CPU: the "
         "bucketed static-shape pass they capture, run eagerly)",
     )
+    parser.add_argument(
+        "--fused",
+        action="store_true",
+        help="also time the thin-stack variants on the fused kernels (spinn_core/fused; on the "
+        "CPU through Triton's interpreter, with TRITON_INTERPRET=1: a check that they run, not "
+        "a speed)",
+    )
     parser.add_argument("--threads", type=int, default=None, help="torch.set_num_threads")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--out", type=Path, default=Path("benchmarks/results"))
@@ -123,12 +134,24 @@ def encoders(
 ) -> Dict[str, Callable[[], object]]:
     """One zero-argument call per model encoding ``batch`` (already on the device)."""
     pi_nt = models[PI_NT]
+    # The eager rows: the PyTorch step loop (the runner picker would take the fused kernels on
+    # CUDA; they have rows of their own).
+    loop = run_thin_stack
     calls = {
-        PI_NT: lambda: pi_nt(batch.inputs, batch.mask, batch.transitions),
+        PI_NT: lambda: pi_nt(batch.inputs, batch.mask, batch.transitions, runner=loop),
         PI_NT_LEVELWISE: lambda: levelwise(pi_nt, batch.inputs, batch.mask, batch.transitions),
     }
-    calls[PI] = lambda: models[PI](batch.inputs, batch.mask, batch.transitions)
-    calls[SPINN_FULL] = lambda: models[SPINN_FULL](batch.inputs, batch.mask, policy=Greedy())
+    calls[PI] = lambda: models[PI](batch.inputs, batch.mask, batch.transitions, runner=loop)
+    calls[SPINN_FULL] = lambda: models[SPINN_FULL](
+        batch.inputs, batch.mask, policy=Greedy(), runner=loop
+    )
+    for name, eager in FUSED.items():
+        if name in models:
+            given = None if eager == SPINN_FULL else batch.transitions
+            policy = Greedy() if eager == SPINN_FULL else Given()
+            calls[name] = lambda name=name, given=given, policy=policy: models[name](
+                batch.inputs, batch.mask, given, policy=policy, runner=run_fused_thin_stack
+            )
     calls[SPINN_SAMPLED] = lambda: models[SPINN_SAMPLED](batch.inputs, batch.mask, policy=Sampled())
     calls[LSTM] = lambda: models[LSTM](batch.inputs, batch.mask)
     for name, eager in GRAPHED.items():
@@ -167,6 +190,8 @@ def run(args: argparse.Namespace) -> Dict[str, object]:
         checks.update(add_compiled_models(models, pool.head(min(8, len(pool))).to(device), device))
     if args.cuda_graphs:
         checks.update(add_graphed_models(models, pool.head(min(8, len(pool))).to(device)))
+    if args.fused:
+        checks.update(add_fused_models(models, pool.head(min(8, len(pool))).to(device)))
 
     results: Dict[str, Dict[int, Dict[str, object]]] = {name: {} for name in ROWS}
     for batch_size in args.batch_sizes:
@@ -271,6 +296,33 @@ def add_graphed_models(
     return differences
 
 
+def add_fused_models(
+    models: Dict[str, torch.nn.Module], batch: TreeBatch
+) -> Dict[str, Optional[float]]:
+    """Adds the rows of the fused kernels (the eager rows' own models: the same weights) and
+    returns the max |difference| of their sentence vectors from the PyTorch step loop's
+    (raises above 1e-4; on a GPU the kernels' float32 products run in TF32 where the loop's do,
+    and the parser's near-ties may pick another move: see docs/speed.md)."""
+    differences: Dict[str, Optional[float]] = {}
+    for name, eager_name in FUSED.items():
+        model = models[eager_name]
+        assert isinstance(model, Spinn)
+        models[name] = model
+        with torch.no_grad():
+            policy = Greedy() if model.has_parser else Given()
+            given = None if model.has_parser else batch.transitions
+            expected = model(
+                batch.inputs, batch.mask, given, policy=policy, runner=run_thin_stack
+            ).sentence
+            got = model(
+                batch.inputs, batch.mask, given, policy=policy, runner=run_fused_thin_stack
+            ).sentence
+        differences[name] = float((got - expected).abs().max())
+        if differences[name] > 1e-4:  # type: ignore[operator]
+            raise AssertionError(f"{name} differs from the step loop: {differences[name]}")
+    return differences
+
+
 def speed(data: Dict[str, object], name: str, batch_size: int):
     entry = data["results"].get(name, {}).get(str(batch_size))
     return None if entry is None else entry["sentences_per_second"]
@@ -294,6 +346,8 @@ RATIOS = [
     # Issue 46's targets: the thin-stack variants within 3x nn.LSTM at batch 512 on a GPU.
     (LSTM, PI_NT),
     *[(LSTM, name) for name in GRAPHED],
+    # Issue 80's: the full SPINN within 2x nn.LSTM at batch 512 on a GPU, fused and replayed.
+    *[(LSTM, name) for name in FUSED],
 ]
 
 

@@ -18,11 +18,14 @@ Padding changes no output and no gradient: padded sentences are empty, padded st
 
 What runs eagerly instead (``GraphedPasses.__call__`` returns None): the CPU; a policy with
 Python state from call to call (``policy.replayable`` False: beam search, PPO's replays, a
-recording sampler); the level-wise runner (it reads tree heights back to the host); a batch
+recording sampler); a batch
 past the largest bucket; mixed precision with autocast's cache on; and a second pass through
 one bucket's graph while the backward pass of the first is still to come (its replay would
 overwrite what that backward pass reads). A backward pass through a graph replayed again in
-between raises instead of returning wrong gradients.
+between raises instead of returning wrong gradients. A model that composes level by level
+(SPINN-PI-NT's default) is replayed through the step loop instead: the level-wise runner reads
+tree heights back to the host, and the step loop computes the same function
+(``tests/core/test_levelwise.py``); its eager passes stay level-wise.
 """
 
 import dataclasses
@@ -36,7 +39,6 @@ from torch import nn
 from spinn_core.batch import LENGTH_BUCKETS, bucket_size, check_batch, lay_out, pad_dims
 from spinn_core.output import STEP_FIELDS, SpinnOutput
 from spinn_core.policies import Given, TransitionPolicy
-from spinn_core.runners import run_soft_stack, run_thin_stack
 from spinn_core.spinn import Spinn, pick_runner
 from spinn_core.transitions import PAD
 
@@ -82,8 +84,11 @@ class BucketPass(nn.Module):
             dense=True,
         )
         parts = dataclasses.replace(spinn.parts(), static_shapes=True)
-        # (Only passes on the thin or soft stack are bucketed: GraphedPasses._refusal.)
-        output = _runner(spinn, policy)(batch, parts, policy)
+        # The runner picker's choice, with the step loop in place of the level-wise runner
+        # (which reads tree heights back to the host). (Policies that search, the beam
+        # runners' own, are not replayable: refused before this.)
+        runner = pick_runner(policy, parts, levelwise=False, inputs=inputs)
+        output = runner(batch, parts, policy)
         per_step = {name: getattr(output, name) for name in STEP_FIELDS}
         return {"sentence": output.sentence, **per_step}
 
@@ -275,8 +280,6 @@ class GraphedPasses:
             return "not on CUDA"
         if not policy.replayable:
             return "policy not replayable (state between calls, or values read back)"
-        if _runner(self.spinn, policy) not in (run_thin_stack, run_soft_stack):
-            return "runner reads back to the host"
         if self.capture and torch.is_autocast_enabled() and torch.is_autocast_cache_enabled():
             return "autocast cache"
         return None
@@ -396,10 +399,6 @@ class GraphedSpinn:
             reduce_types=reduce_types,
             policy=policy,
         )
-
-
-def _runner(spinn: Spinn, policy: TransitionPolicy):
-    return pick_runner(policy, spinn.tracker is not None, spinn.levelwise)
 
 
 def _output(

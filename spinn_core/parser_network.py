@@ -14,7 +14,7 @@ its own losses (a transition loss on gold trees, REINFORCE's and PPO's terms), t
 from the task's.
 """
 
-from typing import Optional
+from typing import Callable, Optional
 
 import torch
 from torch import nn
@@ -80,10 +80,13 @@ class ParserNetwork(nn.Module):
         mask: torch.Tensor,
         transitions: Optional[torch.Tensor],
         policy: TransitionPolicy,
+        core: Optional[Callable[..., SpinnOutput]] = None,
     ) -> SpinnOutput:
+        """``core``: what runs this network's SPINN (its ``spinn`` wrapped from outside, e.g.
+        replayed from CUDA graphs by ``graphs.GraphedSpinn``); None: ``spinn`` itself."""
         # Shape: (B, N, input_dim)
         vectors = self.embedding(words) if self.embedding is not None else words
         if self.leaf_lstm is not None:
             # Shape: (B, N, hidden_dim)
             vectors = self.leaf_lstm(vectors)[0]
-        return self.spinn(vectors, mask, transitions, policy=policy)
+        return (core or self.spinn)(vectors, mask, transitions, policy=policy)

@@ -9,13 +9,15 @@ returns a ``SpinnOutput``: the thin stack step by step (Algorithm 1), level by l
 given trees, tree-height calls), or the soft stack (NSHRDLU Models 3-4).
 """
 
-from typing import Callable, List, Optional
+import logging
+from typing import Callable, List, Optional, Set
 
 import torch
 from torch import nn
 
 from spinn_core.batch import PreparedBatch, prepare_batch
 from spinn_core.cells import COMPOSITIONS, BufferProjection, SpinnParts, Summaries, Tracker
+from spinn_core.fused import fused_refusal, run_fused_thin_stack
 from spinn_core.output import SpinnOutput
 from spinn_core.policies import Given, TransitionPolicy, beam_start_scores, with_move_check
 from spinn_core.runners.beam import run_beam, run_beam_mixture
@@ -23,6 +25,8 @@ from spinn_core.runners.levelwise import run_levelwise
 from spinn_core.runners.soft_stack import run_soft_stack
 from spinn_core.runners.thin_stack import run_thin_stack
 from spinn_core.transitions import PAD
+
+logger = logging.getLogger(__name__)
 
 # ----------------------------------------------------------------------------------------------
 # Which arguments of the core go together, each message naming the one to change.
@@ -142,18 +146,40 @@ def check_policy(
 Runner = Callable[[PreparedBatch, SpinnParts, TransitionPolicy], SpinnOutput]
 
 
-def pick_runner(policy: TransitionPolicy, has_tracker: bool, levelwise: bool) -> Runner:
-    """The runner a pass under ``policy`` takes, the one place that chooses: the soft stack
-    for soft strengths, the beam runners for a search, level by level for given trees without
-    a tracker (``levelwise``: the loop runs tree-height times instead of 2N - 1), else the
-    thin stack."""
+def pick_runner(
+    policy: TransitionPolicy, parts: SpinnParts, levelwise: bool, inputs: torch.Tensor
+) -> Runner:
+    """The runner a pass under ``policy`` of a model with ``parts`` over ``inputs`` takes, the
+    one place that chooses: the soft stack for soft strengths, the beam runners for a search,
+    level by level for given trees without a tracker (``levelwise``: the loop runs tree-height
+    times instead of 2N - 1), else the thin stack: on CUDA's static-shape path its fused
+    kernels (``fused/``: a launch or two a step) where they implement the pass, otherwise the
+    PyTorch step loop, the reason said once (:func:`fused_refusal`)."""
     if policy.soft:
         return run_soft_stack
     if policy.searches:
         return run_beam_mixture if policy.mixes else run_beam
-    if policy.follows_given and not has_tracker and levelwise:
+    if policy.follows_given and parts.tracker is None and levelwise:
         return run_levelwise
+    device = inputs.device
+    if device.type == "cuda" and parts.uses_static_shapes(device):
+        reason = fused_refusal(parts, policy, device, inputs.dtype)
+        if reason is None:
+            return run_fused_thin_stack
+        _say_once(reason)
     return run_thin_stack
+
+
+_SAID: Set[str] = set()
+
+
+def _say_once(reason: str) -> None:
+    if reason not in _SAID:
+        _SAID.add(reason)
+        logger.warning(
+            "the fused GPU runner does not run this pass (%s): the PyTorch step loop runs it",
+            reason,
+        )
 
 
 class Spinn(nn.Module):
@@ -335,7 +361,7 @@ class Spinn(nn.Module):
         )
         if batch.total_steps == 0:
             return self._empty_output(batch, policy)
-        runner = runner or pick_runner(policy, self.tracker is not None, self.levelwise)
+        runner = runner or pick_runner(policy, parts, self.levelwise, inputs)
         return runner(batch, parts, policy)
 
     def checked_policy(

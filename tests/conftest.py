@@ -1,3 +1,11 @@
+import os
+
+# The fused GPU kernels (spinn_core/fused) run on CPU tensors in Triton's interpreter, which
+# Triton sets up when `triton.language` is first imported (torch may import it early, e.g. for
+# its FLOP counter): so before anything else. TRITON_INTERPRET=0 keeps the compiler, for the
+# compiled kernels' tests on a GPU (tests/core/test_fused_on_cuda.py, benchmarks/gpu_checks.sh).
+os.environ.setdefault("TRITON_INTERPRET", "1")
+
 import pytest
 import torch
 

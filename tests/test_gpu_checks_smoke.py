@@ -26,6 +26,15 @@ def test_the_gpu_script_runs_every_step_on_the_cpu(tmp_path):
             rows[cells[0]] = cells[1]
     assert rows["versions"].startswith("skipped: no copy of the old code"), rows
     others = {step: status for step, status in rows.items() if step != "versions"}
-    assert set(others) == {"tests", "graph_memory", "snli_training", "listops_epoch"}, rows
+    assert set(others) == {
+        "tests",
+        "fused_encoding",
+        "graph_memory",
+        "snli_training",
+        "listops_epoch",
+    }, rows
     assert set(others.values()) == {"passed"}, rows
     assert (results / "snli_training_cpu.json").exists()
+    # The fused kernels ran (in Triton's interpreter) beside the step loop they replace.
+    encoding = (results / "encoding_speed_cpu.md").read_text()
+    assert "SPINN (own parser), fused kernels" in encoding and "nn.LSTM" in encoding

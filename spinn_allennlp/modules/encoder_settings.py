@@ -315,6 +315,12 @@ def check_encoder_settings(
             f"speed.graph_batch_size must be positive, got {speed.graph_batch_size}",
         ),
         (
+            speed.levelwise is True and speed.cuda_graphs,
+            "speed.levelwise: true with speed.cuda_graphs: true cannot be replayed (the "
+            "level-wise runner reads tree heights back to the host): leave levelwise out, and "
+            "the graphs replay the step loop (passes that run eagerly stay level-wise)",
+        ),
+        (
             speed.levelwise is not None and tracker is not None,
             "speed.levelwise is read only without a tracker (SPINN-PI-NT composes level by "
             "level; a tracker reads every step): leave it out",

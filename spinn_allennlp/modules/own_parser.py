@@ -1,5 +1,5 @@
 import dataclasses
-from typing import Optional, Union
+from typing import Optional, Tuple, Union
 
 import torch
 from allennlp.common import FromParams
@@ -85,7 +85,7 @@ def parser_network(
 
 
 def parse_then_compose(
-    parser: ParserNetwork,
+    parser: Tuple[ParserNetwork, Optional[GraphedSpinn]],
     composition: Union[Spinn, GraphedSpinn],
     inputs: torch.Tensor,
     mask: torch.Tensor,
@@ -96,10 +96,12 @@ def parse_then_compose(
 ) -> SpinnOutput:
     """A pass of an encoder with a parser of its own: the parser runs `policy` on its own
     inputs, then the composition follows the transitions it took as given trees. The output is
-    the composition's, with the parser's scores of its moves. `composition`: the encoder's
-    core, or that core replayed from CUDA graphs."""
-    words = parser_tokens if parser.reads_token_ids else inputs.detach()
-    parsed = parser(words, mask, transitions, policy)
+    the composition's, with the parser's scores of its moves. `parser`: the parser's network
+    and its SPINN replayed from CUDA graphs (or None: that SPINN as it is); `composition`: the
+    encoder's core, or that core replayed from CUDA graphs."""
+    network, graphed = parser
+    words = parser_tokens if network.reads_token_ids else inputs.detach()
+    parsed = network(words, mask, transitions, policy, core=graphed)
     if policy.mixes:
         return _compose_beam(composition, inputs, mask, parsed, return_nodes)
     if policy.rescores_only:

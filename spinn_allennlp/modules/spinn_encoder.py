@@ -87,9 +87,21 @@ def _core(
     )
 
 
-def _autocast(mixed_precision: Optional[str], device: torch.device):
+def _graphed(spinn: Spinn, speed: SpeedSettings) -> Optional[GraphedSpinn]:
+    """``spinn``'s passes replayed from CUDA graphs, with ``speed.cuda_graphs``."""
+    if not speed.cuda_graphs:
+        return None
+    return GraphedSpinn(spinn, batch_size=speed.graph_batch_size)
+
+
+def _autocast(mixed_precision: Optional[str], device: torch.device, graphs: bool = False):
+    """The pass's autocast context. With CUDA graphs, autocast's weight cache off: a graph
+    cannot be captured with it on (PyTorch's CUDA-graph notes), and a cast kept from one pass
+    to the next is what a replay already saves."""
     dtype = MIXED_PRECISION[mixed_precision]
-    return contextlib.nullcontext() if dtype is None else torch.autocast(device.type, dtype)
+    if dtype is None:
+        return contextlib.nullcontext()
+    return torch.autocast(device.type, dtype, cache_enabled=not graphs)
 
 
 def _float32_outputs(output: SpinnOutput) -> SpinnOutput:
@@ -193,12 +205,10 @@ class SpinnEncoder(TreeEncoder):
         self.transition_loss_weight = transition_loss_weight
         self.strength_entropy_weight = strength_entropy_weight
         self.mixed_precision = speed.mixed_precision
-        # Passes on CUDA replayed from graphs (a wrapper of the core, not a module of ours).
-        self.cuda_graphs = (
-            GraphedSpinn(self.spinn, batch_size=speed.graph_batch_size)
-            if speed.cuda_graphs
-            else None
-        )
+        # Passes on CUDA replayed from graphs (a wrapper of the core, not a module of ours), and
+        # those of a parser block's own SPINN, whose 2N - 1 steps are sequential too.
+        self.cuda_graphs = _graphed(self.spinn, speed)
+        self.parser_graphs = _graphed(self.parser.spinn, speed) if self.parser else None
         self._parser_check = ParserTrainingCheck()
         # What this encoder adds to the loss: the models' metrics `encoder_*`.
         self.added_losses = AddedLosses()
@@ -368,10 +378,11 @@ class SpinnEncoder(TreeEncoder):
         # parser (given transitions only train and score it).
         followed = transitions if policy.follows_given or policy.needs_given else None
         core = self.cuda_graphs if self.cuda_graphs is not None else self.spinn
-        with _autocast(self.mixed_precision, inputs.device):
+        with _autocast(self.mixed_precision, inputs.device, graphs=self.cuda_graphs is not None):
             if self.parser is not None:
+                parser = (self.parser, self.parser_graphs)
                 output = parse_then_compose(
-                    self.parser, core, inputs, mask, followed, return_nodes, policy, parser_tokens
+                    parser, core, inputs, mask, followed, return_nodes, policy, parser_tokens
                 )
             else:
                 output = core(

@@ -62,7 +62,7 @@ def test_the_composition_follows_exactly_the_parsers_trees_level_by_level():
         assert is_valid([t for t in row if t != PAD], length)
     # The same sentences composed over those transitions as given trees, level by level.
     spinn = encoder.spinn
-    assert pick_runner(Given(), spinn.tracker is not None, spinn.levelwise) is run_levelwise
+    assert pick_runner(Given(), spinn.parts(), spinn.levelwise, inputs) is run_levelwise
     alone = encoder.spinn(inputs, mask, output.transitions, policy=Given(), runner=run_levelwise)
     assert torch.equal(output.sentence, alone.sentence)
 
