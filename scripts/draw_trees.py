@@ -19,7 +19,8 @@ from pathlib import Path
 from typing import Dict, List, Tuple
 
 from spinn_allennlp.demo.render import FONT_SIZE, tree_svg
-from spinn_core.transitions import bracket_f1, parse_to_transitions
+from spinn_core.transitions import parse_to_transitions
+from spinn_core.tree_scores import bracket_f1
 
 GAP = 16
 CAPTION = FONT_SIZE + 6

@@ -42,7 +42,8 @@ from pathlib import Path
 from statistics import median
 from typing import Dict, List, Optional, Sequence, Set, Tuple
 
-from spinn_core.transitions import FIXED_SHAPES, brackets, parse_to_transitions
+from spinn_core.transitions import FIXED_SHAPES, parse_to_transitions
+from spinn_core.tree_scores import brackets
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from tree_agreement import write_report  # noqa: E402  (the report's output)

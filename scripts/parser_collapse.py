@@ -59,6 +59,7 @@ from spinn_allennlp.modules.tree_encoder import encode, parser_reads_token_ids
 from spinn_allennlp.testing import pad_batch
 from spinn_core import transitions as tr
 from spinn_core.policies import Given, Greedy, Sampled, TransitionPolicy
+from spinn_core.tree_scores import bracket_f1
 
 DEV = "data/listops/generated/dev_d20s.tsv"
 TRAIN = "data/listops/generated/train_d20s.tsv"
@@ -212,7 +213,7 @@ def best_of_draws(
     lines = 0
     for b, gold_row in enumerate(gold.tolist()):
         gold_tree = [t for t in gold_row if t != tr.PAD]
-        f1 = [tr.bracket_f1([t for t in rows[b] if t != tr.PAD], gold_tree) for rows in drawn]
+        f1 = [bracket_f1([t for t in rows[b] if t != tr.PAD], gold_tree) for rows in drawn]
         if f1[0] is None:
             continue
         lines += 1

@@ -18,7 +18,7 @@ Batching, as the level-wise SPINN-PI-NT (``levelwise.py``) and DGL's Tree-LSTM: 
 only on its children, so every node of the same height (leaves 0, a head 1 + its highest
 dependent), across the batch, is computed in one call; the loop runs (max tree height + 1)
 times. W x for every word is one matrix product before the loop. The node states live in a
-write-once tape (``batch.WriteOnceTape``): row 0 is a zero row, row 1 + r holds [h; c] of the
+write-once tape (``tape.WriteOnceTape``): row 0 is a zero row, row 1 + r holds [h; c] of the
 r-th real word of the batch (mask order), so what autograd keeps stays O(words x hidden size).
 """
 
@@ -28,7 +28,8 @@ from typing import List, Optional, Tuple
 import torch
 from torch import nn
 
-from spinn_core.batch import WriteOnceTape, checked_mask
+from spinn_core.batch import checked_mask
+from spinn_core.tape import WriteOnceTape
 
 ROOT = -1  # the head of a sentence's root word
 

@@ -8,7 +8,7 @@ them), the rest of a pass -- laying the batch out, the loop, the output, and the
 of all that -- is the same sequence of kernels on the same shapes for every batch of one
 shape: what a CUDA graph replays, without launching a kernel from Python. :class:`GraphedPasses`
 pads each batch to a bucket (the batch to its configured size, the longest sentence to the
-next of a few length edges: ``batch.LENGTH_BUCKETS``), so that a handful of graphs serve a
+next of a few length edges: ``buckets.LENGTH_BUCKETS``), so that a handful of graphs serve a
 whole epoch; captures a bucket's graphs the first time a pass meets it
 (``torch.cuda.make_graphed_callables``: warm-up passes on a side stream, then forward and
 backward captured into one private memory pool; the model's buffers and the CUDA generator's
@@ -36,7 +36,8 @@ from typing import Dict, Hashable, List, Optional, Sequence, Tuple
 import torch
 from torch import nn
 
-from spinn_core.batch import LENGTH_BUCKETS, bucket_size, check_batch, lay_out, pad_dims
+from spinn_core.batch import check_batch, lay_out
+from spinn_core.buckets import LENGTH_BUCKETS, batch_bucket, bucket_size, pad_dims
 from spinn_core.output import STEP_FIELDS, SpinnOutput
 from spinn_core.policies import Given, TransitionPolicy
 from spinn_core.spinn import Spinn, pick_runner
@@ -256,7 +257,7 @@ class GraphedPasses:
             forests=policy.left_padded,
         )
         batch_size, max_tokens = mask.shape
-        size = self.batch_size or max(8, 1 << (batch_size - 1).bit_length())
+        size = self.batch_size or batch_bucket(batch_size)
         tokens = bucket_size(max_tokens, self.length_edges)
         if steps == 0 or tokens is None or batch_size > size:
             self._eager("empty batch" if steps == 0 else "larger than the largest bucket")

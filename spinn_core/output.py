@@ -34,7 +34,6 @@ GIVEN, PREDICTED, MIXED, SOFT, SAMPLED = (
     Mode.SOFT,
     Mode.SAMPLED,
 )
-MODES = tuple(Mode)
 
 
 # How a tensor field of SpinnOutput is laid out, declared once with the field (its metadata):

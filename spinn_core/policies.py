@@ -574,12 +574,6 @@ class Replayed(_Tempered):
         self.draws = list(draws)
         self.next_step = 0
 
-    @classmethod
-    def from_transitions(cls, transitions: torch.Tensor, temperature: float = 1.0) -> "Replayed":
-        """Replays the trees of ``transitions`` (B, T), e.g. a sampling pass's
-        ``SpinnOutput.transitions`` (PAD after each sentence's end)."""
-        return cls(list(transitions.t()), temperature)
-
     def choose(self, step: Step) -> Choice:
         if self.next_step >= len(self.draws):
             raise ValueError("the replayed pass runs more steps than the recorded one")
@@ -661,24 +655,6 @@ class StraightThroughGumbel(_Tempered):
         """Standard Gumbel noise shaped like ``logits``: -log(-log U), U uniform in (0, 1)."""
         uniform = torch.rand_like(logits).clamp(min=torch.finfo(logits.dtype).tiny)
         return -torch.log(-torch.log(uniform))
-
-
-def policy_for_mode(mode: str, self_transition_prob: float = 0.0) -> TransitionPolicy:
-    """The policy of a transition mode by name ("given", "predicted", "mixed", "soft",
-    "sampled", "straight_through")."""
-    if mode == Mode.GIVEN:
-        return Given()
-    if mode == Mode.PREDICTED:
-        return Greedy()
-    if mode == Mode.MIXED:
-        return Mixed(self_transition_prob)
-    if mode == Mode.SOFT:
-        return SoftStrengths()
-    if mode == Mode.SAMPLED:
-        return Sampled()
-    if mode == Mode.STRAIGHT_THROUGH:
-        return StraightThroughGumbel()
-    raise ValueError(f"unknown transition mode {mode!r}; one of {[m.value for m in Mode]}")
 
 
 # A policy written outside this package has its moves checked (`Spinn.checked_policy`).

@@ -24,8 +24,9 @@ policy and says what to do, not an index error deep in the stack.
 """
 
 import inspect
-from typing import Any, Callable, Dict, List, Mapping, Type, TypeVar
+from typing import Any, Mapping
 
+from spinn_core.names import NameRegistry
 from spinn_core.policies import (
     BeamMixture,
     BeamSearch,
@@ -38,31 +39,11 @@ from spinn_core.policies import (
     TransitionPolicy,
 )
 
-P = TypeVar("P", bound=Type[TransitionPolicy])
-
-_REGISTRY: Dict[str, Type[TransitionPolicy]] = {}
-
-
-def register_policy(name: str) -> Callable[[P], P]:
-    """A class decorator: the policy class is chosen in configs by ``{"type": name}``."""
-
-    def add(cls: P) -> P:
-        if not (isinstance(cls, type) and issubclass(cls, TransitionPolicy)):
-            raise TypeError(f"register_policy({name!r}) decorates a TransitionPolicy subclass")
-        existing = _REGISTRY.get(name)
-        if existing is not None and existing is not cls:
-            raise ValueError(
-                f"the policy name {name!r} is taken by {existing.__module__}."
-                f"{existing.__qualname__}: choose another"
-            )
-        _REGISTRY[name] = cls
-        return cls
-
-    return add
-
-
-def registered_policies() -> List[str]:
-    return sorted(_REGISTRY)
+# The policies by name (``spinn_core.names``).
+POLICIES: NameRegistry[TransitionPolicy] = NameRegistry("policy", TransitionPolicy)
+# A class decorator: the policy class is chosen in configs by ``{"type": name}``.
+register_policy = POLICIES.register
+registered_policies = POLICIES.names
 
 
 def policy_from_config(config: Mapping[str, Any], setting: str = "policy") -> TransitionPolicy:
@@ -75,13 +56,13 @@ def policy_from_config(config: Mapping[str, Any], setting: str = "policy") -> Tr
         )
     arguments = {key: value for key, value in config.items() if key != "type"}
     name = config["type"]
-    if name not in _REGISTRY:
+    if name not in POLICIES.classes:
         raise ValueError(
             f"{setting}: no transition policy is registered as {name!r}; registered: "
             f"{registered_policies()} (a policy of your own: decorate its class with "
             f"@register_policy({name!r}) and --include-package its module)"
         )
-    cls = _REGISTRY[name]
+    cls = POLICIES.classes[name]
     try:
         inspect.signature(cls).bind(**arguments)
     except TypeError as error:

@@ -2,7 +2,7 @@
 variants as parts and the choice of transitions as a policy.
 
 A pass is three things: a prepared batch (``batch.py``: checks, longest-first order, the tape
-and its leaves), the model's parts (``cells.SpinnParts``: composition, tracker and parser, REDUCE
+and its leaves), the model's parts (``parts.SpinnParts``: composition, tracker and parser, REDUCE
 types, summaries) and a transition policy (``policies.py``: given trees, the parser's greedy
 choice, a mix of the two, samples, soft strengths). A runner (``runners/``) takes the three and
 returns a ``SpinnOutput``: the thin stack step by step (Algorithm 1), level by level (PI-NT on
@@ -16,9 +16,11 @@ import torch
 from torch import nn
 
 from spinn_core.batch import PreparedBatch, prepare_batch
-from spinn_core.cells import COMPOSITIONS, BufferProjection, SpinnParts, Summaries, Tracker
+from spinn_core.cells import BufferProjection, Summaries, Tracker
+from spinn_core.compositions import CompositionSetting, build_composition, composition_choice
 from spinn_core.fused import fused_refusal, run_fused_thin_stack
 from spinn_core.output import SpinnOutput
+from spinn_core.parts import SpinnParts
 from spinn_core.policies import Given, TransitionPolicy, beam_start_scores, with_move_check
 from spinn_core.runners.beam import run_beam, run_beam_mixture
 from spinn_core.runners.levelwise import run_levelwise
@@ -46,7 +48,7 @@ def check_options(
     hidden_dim: int,
     tracking_dim: int = 0,
     predict_transitions: bool = False,
-    composition: str = "treelstm",
+    composition: CompositionSetting = "treelstm",
     projection_dropout: float = 0.0,
     projection_batch_norm: bool = False,
     node_input_dim: int = 0,
@@ -67,8 +69,7 @@ def check_options(
             "tracking_dim, summary_dim, node_input_dim and reduce_types must be >= 0, got "
             f"{tracking_dim}, {summary_dim}, {node_input_dim}, {reduce_types}"
         )
-    if composition not in COMPOSITIONS:
-        raise ValueError(f"composition must be one of {sorted(COMPOSITIONS)}, got {composition!r}")
+    composition_choice(composition)  # a registered name, its arguments accepted
     if leaf not in LEAVES:
         raise ValueError(f"leaf must be 'projection' or 'cell', got {leaf!r}")
     needs_tracker = {
@@ -223,7 +224,7 @@ class Spinn(nn.Module):
         hidden_dim: int,
         tracking_dim: int = 0,
         predict_transitions: bool = False,
-        composition: str = "treelstm",
+        composition: CompositionSetting = "treelstm",
         projection_dropout: float = 0.0,
         projection_batch_norm: bool = False,
         levelwise: bool = True,
@@ -265,8 +266,8 @@ class Spinn(nn.Module):
         # absent (assembled by SpinnParts.extra_input).
         self.composition_reads_tracker = composition_reads_tracker
         tracker_input_dim = tracking_dim if composition_reads_tracker else 0
-        self.compose = COMPOSITIONS[composition](
-            hidden_dim, extra_dim=tracker_input_dim + node_input_dim + type_dim
+        self.compose = build_composition(
+            composition, hidden_dim, extra_dim=tracker_input_dim + node_input_dim + type_dim
         )
         self.node_dim = self.compose.node_dim
         self.projection = (

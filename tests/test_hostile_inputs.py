@@ -18,8 +18,9 @@ from allennlp.predictors import Predictor
 
 from spinn_allennlp.pair_classification.dataset_readers import SnliTransitionsReader
 from spinn_allennlp.testing import FIXTURES_ROOT, make_batch, pad_batch
-from spinn_core.policies import Given, Mixed, policy_for_mode
+from spinn_core.policies import Given, Mixed
 from spinn_core.spinn import Spinn
+from spinn_core.testing import policy_for_mode
 from spinn_core.transitions import PAD, REDUCE, SHIFT
 from tools.testing.cli import run_allennlp
 from tools.testing.hostile import HostileLine, hostile_lines, is_blank, write_hostile_file

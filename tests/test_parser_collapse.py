@@ -11,6 +11,7 @@ from allennlp.models.archival import load_archive
 
 from spinn_allennlp.testing import load_script
 from spinn_core import transitions as tr
+from spinn_core.tree_scores import bracket_f1
 from tools.testing.configs import (
     LISTOPS_SAMPLE,
     as_json,
@@ -139,7 +140,7 @@ def test_best_of_draws_scores_the_lowest_and_highest_loss_draws():
     # (K, B): line 0 draws gold (0.5) and right (1.0), line 1 right (2.0) and balanced (1.0).
     losses = torch.tensor([[0.5, 2.0], [1.0, 1.0]])
     scores = PARSER_COLLAPSE.best_of_draws(losses, draws, torch.tensor([gold, gold]))
-    f1_right, f1_balanced = tr.bracket_f1(right, gold), tr.bracket_f1(balanced, gold)
+    f1_right, f1_balanced = bracket_f1(right, gold), bracket_f1(balanced, gold)
     assert scores["lowest-loss draw F1"] == 100 * (1.0 + f1_balanced) / 2
     assert scores["highest-loss draw F1"] == 100 * (f1_right + f1_right) / 2
     assert scores["drawn F1"] == 100 * ((1.0 + f1_right) / 2 + (f1_right + f1_balanced) / 2) / 2

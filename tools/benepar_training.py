@@ -46,7 +46,7 @@ Scoring (:func:`score_trees`) follows EVALB's ``COLLINS.prm`` conventions, reimp
 * ``ADVP`` and ``PRT`` count as the same label;
 * brackets are matched as multisets: each gold bracket matches at most one predicted bracket
   (so unary chains with repeated labels such as ``(NP (NP ...))`` count n-versus-m as in EVALB),
-  by ``core.transitions.bracket_counts``, the project's one bracket count;
+  by ``spinn_core.tree_scores.bracket_counts``, the project's one bracket count;
 * precision/recall/F1 are micro-averaged over the corpus (sum of matches over sum of brackets);
   they are fractions in [0, 1], not percentages.
 """
@@ -73,7 +73,7 @@ from benepar.ptb_unescape import guess_space_after, ptb_unescape
 
 from spinn_allennlp.data.binarization import binarize_labeled, binary_transitions, unbinarize
 from spinn_allennlp.data.labeled_trees import LabeledTree, parse_labeled_tree
-from spinn_core.transitions import BracketCounts, bracket_counts
+from spinn_core.tree_scores import BracketCounts, bracket_counts
 from tools.parse_quality import ParseQuality
 
 PARSE_FIELDS = ("sentence1_parse", "sentence2_parse")

@@ -19,20 +19,15 @@ Besides brackets: the exact-tree rate (the whole tree equals gold), the valid-tr
 the transition accuracy (the share of the ``2N - 1`` SHIFT/REDUCE steps equal to gold's,
 position by position: the SPINN paper's parse measure, 92.4 % on SNLI test).
 
-Pure Python; the brackets and their counts are :mod:`spinn_core.transitions`'
+Pure Python; the brackets and their counts are :mod:`spinn_core.tree_scores`'
 (``brackets``, ``BracketCounts``), as for every bracket F1 in the project.
 """
 
 from dataclasses import dataclass, field
 from typing import Dict, List, Optional, Sequence
 
-from spinn_core.transitions import (
-    SHIFT,
-    BracketCounts,
-    bracket_counts,
-    brackets,
-    is_valid,
-)
+from spinn_core.transitions import SHIFT, is_valid
+from spinn_core.tree_scores import BracketCounts, bracket_counts, brackets
 
 __all__ = ["ParseQuality", "brackets"]
 

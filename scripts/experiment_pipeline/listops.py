@@ -20,7 +20,8 @@ from experiment_pipeline.tables import (
     seed_groups,
     table_rows,
 )
-from spinn_core.transitions import FIXED_SHAPES, bracket_f1, parse_to_transitions
+from spinn_core.transitions import FIXED_SHAPES, parse_to_transitions
+from spinn_core.tree_scores import bracket_f1
 
 LISTOPS_NAMES = {
     "spinn_pi_nt": "SPINN-PI-NT, gold trees (Model 0: a TreeLSTM)",

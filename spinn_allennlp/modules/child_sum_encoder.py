@@ -5,7 +5,7 @@ from allennlp.modules.seq2vec_encoders import Seq2VecEncoder
 from torch import nn
 
 from spinn_allennlp.modules.dependency_tree_encoder import DependencyTreeEncoder
-from spinn_allennlp.modules.tree_encoder import word_mask
+from spinn_allennlp.modules.input_checks import word_mask
 from spinn_core.child_sum import ChildSumTreeLSTM, DependencyOutput
 
 

@@ -20,13 +20,16 @@ with a deprecation warning naming the new form, so every committed config and ar
 import logging
 import warnings
 from dataclasses import dataclass
-from typing import Any, Dict, List, Mapping, Optional, Tuple
+from typing import TYPE_CHECKING, Any, Dict, List, Mapping, Optional, Tuple
 
 from allennlp.common import FromParams
 from allennlp.common.checks import ConfigurationError
 
-from spinn_core.cells import COMPOSITIONS
+from spinn_core.compositions import CompositionSetting, composition_choice
 from spinn_core.policies import StraightThroughGumbel, TransitionPolicy
+
+if TYPE_CHECKING:
+    from spinn_allennlp.modules.own_parser import OwnParser
 
 logger = logging.getLogger(__name__)
 
@@ -265,12 +268,22 @@ def _agrees(key: str, value: Any, policy: Any) -> bool:
     return kind == "straight_through_gumbel"  # gumbel_straight_through
 
 
+def _composition_problem(composition: CompositionSetting) -> Optional[str]:
+    """What is wrong with the `composition` setting (not a registered name, or arguments its
+    class does not take), or None."""
+    try:
+        composition_choice(composition)
+    except ValueError as error:
+        return str(error)
+    return None
+
+
 def check_encoder_settings(
     input_dim: int,
     hidden_dim: int,
     tracker: Optional[TrackerSettings],
-    has_own_parser: bool,
-    composition: str,
+    parser: Optional["OwnParser"],
+    composition: CompositionSetting,
     projection: ProjectionSettings,
     training_policy: TransitionPolicy,
     evaluation_policy: TransitionPolicy,
@@ -283,18 +296,17 @@ def check_encoder_settings(
     (the core checks its own arguments again, `spinn_core.spinn.check_options`, for users of
     the core)."""
     predicts = tracker is not None and tracker.predict_transitions
+    has_own_parser = parser is not None
     has_parser = predicts or has_own_parser
     policies = {"training_policy": training_policy, "evaluation_policy": evaluation_policy}
     soft = [name for name, policy in policies.items() if policy.soft]
+    composition_problem = _composition_problem(composition)
     rules = [
         (
             input_dim < 1 or hidden_dim < 1,
             f"input_dim and hidden_dim must be positive, got {input_dim}, {hidden_dim}",
         ),
-        (
-            composition not in COMPOSITIONS,
-            f"composition must be one of {sorted(COMPOSITIONS)}, got {composition!r}",
-        ),
+        (composition_problem is not None, str(composition_problem)),
         (
             not 0.0 <= projection.dropout < 1.0,
             f"projection.dropout is a drop rate in [0, 1), got {projection.dropout} (the "
@@ -332,6 +344,7 @@ def check_encoder_settings(
         ),
     ]
     rules += _tracker_rules(tracker, has_own_parser, soft)
+    rules += _parser_block_rules(parser)
     rules += _policy_rules(policies, has_parser, strength_entropy_weight)
     for broken, message in rules:
         if broken:
@@ -418,4 +431,23 @@ def _tracker_rules(
             "stack and buffer summaries (tracker.summary_dim) are not implemented on the soft "
             f"stack, which {' and '.join(soft)} drive: set summary_dim to 0",
         ),
+        (
+            not tracker.predict_transitions and not tracker.composition_reads_tracker,
+            "tracker.composition_reads_tracker: false without tracker.predict_transitions: "
+            "nothing would read the tracker (no parser scores from it, and the composition "
+            "leaves it out), though it runs at every step: leave the tracker block out",
+        ),
+    ]
+
+
+def _parser_block_rules(parser: Optional["OwnParser"]) -> List[Tuple[bool, str]]:
+    """The rules on the parser block's own settings."""
+    if parser is None:
+        return []
+    return [
+        (
+            parser.vocab_namespace != "tokens" and not parser.embedding_dim,
+            "parser.vocab_namespace names the vocabulary of the parser's own embeddings: it "
+            "is read only with parser.embedding_dim > 0 (0: the parser reads the word vectors)",
+        )
     ]

@@ -15,7 +15,7 @@ from spinn_core.spinn import Spinn
 
 class OwnParser(FromParams):
     """The `"parser"` block of a `spinn` encoder: a parser with a network of its own
-    (`core.parser_network.ParserNetwork`; Havrylov et al. 2019's disjoint syntax and
+    (`spinn_core.parser_network.ParserNetwork`; Havrylov et al. 2019's disjoint syntax and
     semantics, in SPINN form). The encoder's own layers are then the task's composition alone
     (SPINN-PI-NT with `tracking_dim: 0`, composed level by level over the parser's trees),
     and the parser chooses every tree the encoder has to choose (what `predict_transitions`

@@ -7,7 +7,7 @@ from allennlp.common.checks import ConfigurationError
 
 from spinn_core.output import SpinnOutput
 from spinn_core.policies import Greedy, Replayed, Sampled, TransitionPolicy
-from spinn_core.supervision import (
+from spinn_core.policy_gradient_losses import (
     advantages,
     clipped_policy_loss,
     draw_advantages,
@@ -41,7 +41,7 @@ class PolicyGradient(torch.nn.Module, FromParams):
     optionally followed by PPO's clipped updates on the same trees.
 
     While the model trains, each sentence's tree is sampled from the parser's distribution
-    over legal moves (`core.policies.Sampled`); its reward is minus the task's loss on that
+    over legal moves (`spinn_core.policies.Sampled`); its reward is minus the task's loss on that
     example, and its baseline minus the loss the parser's greedy tree gets (a second pass
     without gradients). The parser (through the log-probability of each sampled tree) is pushed
     towards trees that did better than its own greedy choice; an entropy bonus keeps it
@@ -50,14 +50,15 @@ class PolicyGradient(torch.nn.Module, FromParams):
 
     With `updates_per_batch` = K > 1 the parser takes K - 1 more steps on each batch's trees
     after the trainer's step (Havrylov et al. take about 15): each recomputes the trees'
-    log-probabilities under the parser as it is now (`core.policies.Replayed`) and follows PPO's
-    clipped surrogate (Schulman et al. 2017; `core.supervision.clipped_policy_loss`), and only
-    the parser's parameters move. They wait in this module, and the trainer callback
-    `parser_updates` takes them (`take_updates`): a model cannot
-    step the optimizer itself, and the callback runs after the trainer's own step and before
-    the checkpoint, so `--recover` stays exact. A run with K > 1 and no such callback stops
-    within its first 20 batches with an error naming it (not at the first: under gradient
-    accumulation the callback takes a batch's updates only after the later batches of its group).
+    log-probabilities under the parser as it is now (`spinn_core.policies.Replayed`) and follows
+    PPO's clipped surrogate (Schulman et al. 2017;
+    `spinn_core.policy_gradient_losses.clipped_policy_loss`), and only the parser's parameters
+    move. They wait in this module, and the trainer callback `parser_updates` takes them
+    (`take_updates`): a model cannot step the optimizer itself, and the callback runs after the
+    trainer's own step and before the checkpoint, so `--recover` stays exact. A run with K > 1
+    and no such callback stops within its first 20 batches with an error naming it (not at the
+    first: under gradient accumulation the callback takes a batch's updates only after the later
+    batches of its group).
 
     With `draws` = K > 1 the parser learns from K trees per example: the training pass's and
     K - 1 more drawn by reruns of the model's pass (with gradients, for their log-probabilities;
@@ -65,8 +66,9 @@ class PolicyGradient(torch.nn.Module, FromParams):
     draw's advantage is its reward less the greedy tree's (`baseline: "greedy"`), less the mean
     of the other draws' (`"leave_one_out"`, Kool et al. 2019: unbiased, and no greedy pass), or
     the best of the K pushed up and the rest down whatever the margin (`"best_draw"`: biased,
-    ranking only; `core.supervision.draw_advantages`). A pass costs about as much as the
-    training pass, so K draws make the parser's part of a batch about K times as slow.
+    ranking only; `spinn_core.policy_gradient_losses.draw_advantages`). A pass costs about as
+    much as the training pass, so K draws make the parser's part of a batch about K times as
+    slow.
 
     A model that takes a `policy_gradient` calls :meth:`loss` (a classifier trained by
     cross-entropy, as `spinn_classifier` and `spinn_nli`, calls :meth:`classifier_loss`); the
@@ -206,7 +208,7 @@ class PolicyGradient(torch.nn.Module, FromParams):
         with torch.no_grad():
             baseline = rerun(Greedy())[0]
         advantage = self._scaled(advantages(-task_losses, -baseline, self.normalize_advantage))
-        # REINFORCE's surrogate on advantages already scaled (`core.supervision`).
+        # REINFORCE's surrogate on advantages already scaled (`spinn_core.policy_gradient_losses`).
         surrogate = policy_gradient_loss(
             log_probs,
             reward=advantage,

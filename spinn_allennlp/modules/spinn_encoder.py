@@ -8,6 +8,7 @@ from allennlp.common import Params
 from allennlp.data import Vocabulary
 from allennlp.modules.seq2vec_encoders import Seq2VecEncoder
 
+from spinn_allennlp.modules.added_losses import AddedLosses
 from spinn_allennlp.modules.encoder_settings import (
     DEFAULT_TYPE_DIM,
     ProjectionSettings,
@@ -16,23 +17,23 @@ from spinn_allennlp.modules.encoder_settings import (
     check_encoder_settings,
     translate_legacy_keys,
 )
+from spinn_allennlp.modules.input_checks import word_mask
 from spinn_allennlp.modules.own_parser import OwnParser, parse_then_compose, parser_network
 from spinn_allennlp.modules.tree_encoder import (
-    AddedLosses,
     TreeEncoder,
     given_trees,
     gold_like,
     rows_without_trees,
     with_default_trees,
-    word_mask,
 )
 from spinn_core.batch import check_transitions_tensor
+from spinn_core.gradient_hooks import GradientProbe
 from spinn_core.graphs import GraphedSpinn
 from spinn_core.output import SpinnOutput, merge_rows
 from spinn_core.policies import Given, Greedy, TransitionPolicy
 from spinn_core.policy_registry import policy_from_config
 from spinn_core.spinn import Spinn
-from spinn_core.supervision import GradientProbe, strength_entropy, transition_loss
+from spinn_core.supervision import strength_entropy, transition_loss
 
 logger = logging.getLogger(__name__)
 
@@ -65,7 +66,7 @@ def _core(
     input_dim: int,
     hidden_dim: int,
     tracker: Optional[TrackerSettings],
-    composition: str,
+    composition: Union[str, Dict[str, Any]],
     projection: ProjectionSettings,
     speed: SpeedSettings,
 ) -> Spinn:
@@ -140,10 +141,10 @@ class SpinnEncoder(TreeEncoder):
     parser : `OwnParser`, optional (default = `None`)
         A parser with a network of its own (`own_parser.py`); the encoder's layers are then
         the task's composition alone, following its trees.
-    composition : `str`, optional (default = `"treelstm"`)
-        `"treelstm"` (eq. 1-3), `"treernn"` (a tanh layer) or `"grc"` (the gated recursive
-        cell of Ordered Memory and the Beam Tree Cell: a gated sum of the children and an MLP's
-        proposal, layer-normalised).
+    composition : `str` or `Dict[str, Any]`, optional (default = `"treelstm"`)
+        A registered composition (`spinn_core.compositions`: `"treelstm"`, eq. 1-3, and the
+        others `registered_compositions()` lists), by name or as `{"type": name, ...its
+        arguments}`.
     projection : `ProjectionSettings`, optional (default = no dropout, no batch norm)
         The leaves' projection (eq. 4).
     training_policy : `Dict[str, Any]`, optional (default = `{"type": "given"}`)
@@ -172,7 +173,7 @@ class SpinnEncoder(TreeEncoder):
         hidden_dim: int,
         tracker: Optional[TrackerSettings] = None,
         parser: Optional[OwnParser] = None,
-        composition: str = "treelstm",
+        composition: Union[str, Dict[str, Any]] = "treelstm",
         projection: ProjectionSettings = ProjectionSettings(),
         training_policy: Optional[Dict[str, Any]] = None,
         evaluation_policy: Optional[Dict[str, Any]] = None,
@@ -191,7 +192,7 @@ class SpinnEncoder(TreeEncoder):
             input_dim,
             hidden_dim,
             tracker,
-            parser is not None,
+            parser,
             composition,
             projection,
             self.training_policy,
@@ -283,10 +284,6 @@ class SpinnEncoder(TreeEncoder):
             return Greedy()
         return chosen
 
-    def transition_mode(self, has_transitions: bool) -> str:
-        """The mode of :meth:`policy`: "given", "predicted", "mixed" or "soft"."""
-        return self.policy(has_transitions).mode
-
     def encode(
         self,
         inputs: torch.Tensor,
@@ -299,8 +296,8 @@ class SpinnEncoder(TreeEncoder):
     ) -> SpinnOutput:
         """The whole `SpinnOutput` of a pass: the sentence vectors, the transitions followed,
         the parser's logits (with a parser) and, with `return_nodes`, every node's state.
-        `policy` overrides the encoder's own choice of transitions (`core/policies.py`), e.g.
-        `Sampled()` while a latent parser trains by REINFORCE. Training the parser is the
+        `policy` overrides the encoder's own choice of transitions (`spinn_core/policies.py`),
+        e.g. `Sampled()` while a latent parser trains by REINFORCE. Training the parser is the
         caller's job here (see `transition_loss_weight`). `parser_tokens`: (batch_size,
         num_tokens) token ids, for a `parser` with embeddings of its own."""
         mask = word_mask(self, inputs, mask)

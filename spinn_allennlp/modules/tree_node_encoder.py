@@ -2,7 +2,7 @@
 
 import math
 from dataclasses import dataclass
-from typing import List, Optional, Sequence
+from typing import Any, Dict, List, Optional, Sequence, Union
 
 import torch
 from allennlp.common import Registrable
@@ -106,8 +106,8 @@ class SpinnTreeNodeEncoder(TreeNodeEncoder):
         Learn the "no word" input of constituents used by `forward`; `False`: zeros (use this
         for a layer that is only ever called through `encode_node_inputs`, whose constituents
         have inputs of their own).
-    composition : `str`, optional (default = `"treelstm"`)
-        `"treelstm"`, `"treernn"` or `"grc"` (see `"spinn"` encoder).
+    composition : `str` or `Dict[str, Any]`, optional (default = `"treelstm"`)
+        A registered composition, by name or `{"type": name, ...}` (see `"spinn"` encoder).
     levelwise : `bool`, optional (default = `True`)
         Compose one tree level at a time; `False`: step by step on the thin stack.
     """
@@ -118,7 +118,7 @@ class SpinnTreeNodeEncoder(TreeNodeEncoder):
         hidden_dim: int,
         leaf: str = "cell",
         learned_constituent_input: bool = True,
-        composition: str = "treelstm",
+        composition: Union[str, Dict[str, Any]] = "treelstm",
         levelwise: bool = True,
     ) -> None:
         super().__init__()

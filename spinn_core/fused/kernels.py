@@ -95,6 +95,7 @@ launches = LaunchCounter()
 DEVICE_FUNCTIONS = (
     "_tanh",
     "_accumulate",
+    "_input_chunk",
     "_four_gates",
     "_five_gates",
     "_move",
@@ -177,19 +178,26 @@ def _accumulate(acc, a, b_tile, b_mask, PRECISION: tl.constexpr):
     return tl.dot(a, tl.load(b_tile, mask=b_mask, other=0.0), acc, input_precision=PRECISION)
 
 
+def _input_chunk(x_rows, live, K, w, w_stride, j, j_mask, k0, BLOCK_K: tl.constexpr):
+    """Columns k0 .. k0 + BLOCK_K of the product's input rows (zeros past K and for rows not
+    live), the pointers of the first gate's weight tile over them (row j of the gate, column k)
+    and the tile's mask."""
+    k = k0 + tl.arange(0, BLOCK_K)
+    k_mask = k < K
+    x = tl.load(x_rows[:, None] + k[None, :], mask=live[:, None] & k_mask[None, :], other=0.0)
+    tile = w + j[None, :] * w_stride + k[:, None]
+    return x, tile, k_mask[:, None] & j_mask[None, :]
+
+
 def _four_gates(
     acc_i, acc_f, acc_g, acc_o, x_rows, live, K, w, w_stride, j, j_mask, GATE_ROWS,
     BLOCK_K: tl.constexpr, PRECISION: tl.constexpr,
 ):  # fmt: skip
     """acc_q += x @ W_q^T over K columns: x's rows start at ``x_rows`` (one pointer per
     sentence), W_q's row j (gate q's column j) starts at ``w + (q * GATE_ROWS + j) * w_stride``."""
+    gate = GATE_ROWS * w_stride
     for k0 in range(0, K, BLOCK_K):
-        k = k0 + tl.arange(0, BLOCK_K)
-        k_mask = k < K
-        x = tl.load(x_rows[:, None] + k[None, :], mask=live[:, None] & k_mask[None, :], other=0.0)
-        tile = w + j[None, :] * w_stride + k[:, None]
-        mask = k_mask[:, None] & j_mask[None, :]
-        gate = GATE_ROWS * w_stride
+        x, tile, mask = _input_chunk(x_rows, live, K, w, w_stride, j, j_mask, k0, BLOCK_K)
         acc_i = _accumulate(acc_i, x, tile, mask, PRECISION)
         acc_f = _accumulate(acc_f, x, tile + gate, mask, PRECISION)
         acc_g = _accumulate(acc_g, x, tile + 2 * gate, mask, PRECISION)
@@ -202,13 +210,9 @@ def _five_gates(
     BLOCK_K: tl.constexpr, PRECISION: tl.constexpr,
 ):  # fmt: skip
     """:func:`_four_gates` for the TreeLSTM's five (i, f_left, f_right, o, g)."""
+    gate = GATE_ROWS * w_stride
     for k0 in range(0, K, BLOCK_K):
-        k = k0 + tl.arange(0, BLOCK_K)
-        k_mask = k < K
-        x = tl.load(x_rows[:, None] + k[None, :], mask=live[:, None] & k_mask[None, :], other=0.0)
-        tile = w + j[None, :] * w_stride + k[:, None]
-        mask = k_mask[:, None] & j_mask[None, :]
-        gate = GATE_ROWS * w_stride
+        x, tile, mask = _input_chunk(x_rows, live, K, w, w_stride, j, j_mask, k0, BLOCK_K)
         acc_i = _accumulate(acc_i, x, tile, mask, PRECISION)
         acc_l = _accumulate(acc_l, x, tile + gate, mask, PRECISION)
         acc_r = _accumulate(acc_r, x, tile + 2 * gate, mask, PRECISION)

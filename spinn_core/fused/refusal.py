@@ -8,8 +8,9 @@ from typing import Optional
 
 import torch
 
-from spinn_core.cells import SpinnParts, TreeLSTMComposition
+from spinn_core.compositions import TreeLSTMComposition
 from spinn_core.fused import kernels
+from spinn_core.parts import SpinnParts
 from spinn_core.policies import Greedy, TransitionPolicy
 
 

@@ -20,13 +20,15 @@ from typing import List, Optional, Tuple
 
 import torch
 
-from spinn_core.batch import PreparedBatch, add_rows
-from spinn_core.cells import SpinnParts, TreeLSTMComposition
+from spinn_core.batch import PreparedBatch
+from spinn_core.compositions import TreeLSTMComposition
 from spinn_core.fused import kernels
 from spinn_core.fused.refusal import fused_refusal
 from spinn_core.output import SpinnOutput
+from spinn_core.parts import SpinnParts
 from spinn_core.policies import TransitionPolicy
 from spinn_core.runners.thin_stack import plan_stack
+from spinn_core.tape import add_rows
 
 
 def run_fused_thin_stack(
@@ -257,7 +259,7 @@ class _Kept:
 
 class _Backward:
     """The backward sweep, step S - 1 down to 0, then the weights' gradients: one product per
-    weight over every step's kept gate gradients and inputs (``cells.LoopLinear``'s idea)."""
+    weight over every step's kept gate gradients and inputs (``loop_linear.LoopLinear``'s idea)."""
 
     def __init__(self, layout: _Layout, kept: _Kept, nodes, weights, grad_nodes, grad_logits):
         self.layout, self.kept, self.nodes = layout, kept, nodes

@@ -24,8 +24,8 @@ from typing import Type, TypeVar
 import torch
 
 from spinn_core.batch import PreparedBatch, lay_out
-from spinn_core.cells import SpinnParts
 from spinn_core.output import SpinnOutput
+from spinn_core.parts import SpinnParts
 from spinn_core.policies import BeamMixture, BeamSearch, Given, TransitionPolicy
 from spinn_core.runners.thin_stack import run_thin_stack
 

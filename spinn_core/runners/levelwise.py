@@ -16,8 +16,8 @@ from typing import List, Tuple
 import torch
 
 from spinn_core.batch import PreparedBatch
-from spinn_core.cells import SpinnParts
 from spinn_core.output import SpinnOutput
+from spinn_core.parts import SpinnParts
 from spinn_core.policies import TransitionPolicy
 from spinn_core.transitions import REDUCE, SHIFT
 

@@ -24,7 +24,7 @@ top unit (the "top" read is a pointer, as in the thin stack), and the second uni
 ``[H - 2, H - 1]`` is a weighted sum over earlier elements, weights computed from the levels.
 
 Memory. Values are written once per step into the thin stack's write-once tape
-(``batch.WriteOnceTape``): rows ``1..N`` the buffer, row ``N + 1 + t`` the node pushed at step t.
+(``tape.WriteOnceTape``): rows ``1..N`` the buffer, row ``N + 1 + t`` the node pushed at step t.
 The levels ``L_t`` go to a second write-once tape (one scalar per step). A soft read of the second
 unit at step t is an autograd function that saves nothing: its backward recomputes the weights from
 the levels on the tape (written once, so still as they were) and reads the values from the tape.
@@ -47,10 +47,11 @@ from typing import List
 
 import torch
 
-from spinn_core.batch import PreparedBatch, WriteOnceTape
-from spinn_core.cells import SpinnParts
+from spinn_core.batch import PreparedBatch
 from spinn_core.output import SpinnOutput
+from spinn_core.parts import SpinnParts
 from spinn_core.policies import Step, TransitionPolicy, impose_forced
+from spinn_core.tape import WriteOnceTape
 from spinn_core.transitions import PAD, REDUCE, SHIFT
 
 

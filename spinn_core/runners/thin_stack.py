@@ -30,10 +30,12 @@ from typing import Callable, List, Optional, Tuple
 
 import torch
 
-from spinn_core.batch import PreparedBatch, WriteOnceTape
-from spinn_core.cells import SpinnParts, Summaries
+from spinn_core.batch import PreparedBatch
+from spinn_core.cells import Summaries
 from spinn_core.output import SpinnOutput
+from spinn_core.parts import SpinnParts
 from spinn_core.policies import Choice, Step, TransitionPolicy, forced_moves
+from spinn_core.tape import WriteOnceTape
 from spinn_core.transitions import PAD, REDUCE, SHIFT
 
 

@@ -1,11 +1,12 @@
 """Helpers for the core's tests, benchmarks and a user's own tests of the core: the recursive
 reference TreeLSTM and SPINN (`reference`), random trees and padded batches (`trees`), float32
 tolerances argued from the computation (`tolerances`), saved-tensor accounting (`memory`), host
-reads and shape changes of a pass (`static_shapes`), the repository's folders (`paths`). Torch
-alone, like the rest of `spinn_core`."""
+reads and shape changes of a pass (`static_shapes`), the repository's folders (`paths`), a
+transition mode's policy by name (`policies`). Torch alone, like the rest of `spinn_core`."""
 
 from spinn_core.testing.memory import recording_tapes, saved_for_backward_bytes
 from spinn_core.testing.paths import CONFIGS_ROOT, FIXTURES_ROOT, PROJECT_ROOT, load_script
+from spinn_core.testing.policies import policy_for_mode
 from spinn_core.testing.reference import (
     ReferenceParse,
     recursive_child_sum,
@@ -38,6 +39,7 @@ __all__ = [
     "FIXTURES_ROOT",
     "PROJECT_ROOT",
     "load_script",
+    "policy_for_mode",
     "ReferenceParse",
     "recursive_child_sum",
     "recursive_encode",

@@ -12,8 +12,8 @@ from typing import Callable, Dict, Iterator, List
 
 import torch
 
-from spinn_core.batch import WriteOnceTape
-from spinn_core.cells import LoopLinear
+from spinn_core.loop_linear import LoopLinear
+from spinn_core.tape import WriteOnceTape
 
 
 @contextmanager

@@ -5,8 +5,8 @@ from typing import List, Optional, Sequence, Tuple
 
 import torch
 
-from spinn_core.cells import TreeLSTMComposition
 from spinn_core.child_sum import ROOT, ChildSumTreeLSTM
+from spinn_core.compositions import TreeLSTMComposition
 from spinn_core.runners.soft_stack import unit_clamp
 from spinn_core.spinn import Spinn
 from spinn_core.transitions import REDUCE, SHIFT, Tree

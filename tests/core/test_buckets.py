@@ -10,7 +10,7 @@ import pytest
 import torch
 
 from spinn_core import transitions as tr
-from spinn_core.batch import bucket_size, pad_dims
+from spinn_core.buckets import batch_bucket, bucket_size, pad_dims
 from spinn_core.cells import masked_batch_norm
 from spinn_core.graphs import GraphedPasses, GraphedSpinn
 from spinn_core.policies import (
@@ -207,7 +207,7 @@ def test_random_policies_padded_follow_trees_the_sparse_path_scores_the_same(sam
         assert tr.is_valid(steps, n) if n else steps == []
     model.static_shapes = False
     if sampler == "sampled":
-        replayed = model(inputs, mask, policy=Replayed.from_transitions(drawn))
+        replayed = model(inputs, mask, policy=Replayed(list(drawn.t())))
         for name in ("sentence", "transition_logits", "action_log_probs", "action_entropy"):
             torch.testing.assert_close(
                 getattr(padded, name), getattr(replayed, name), **EXACT, msg=name
@@ -225,6 +225,8 @@ def test_buckets_and_padding():
     assert padded.shape == (4, 5)
     assert padded[:2, :3].eq(1).all() and padded[2:].eq(tr.PAD).all()
     assert pad_dims(torch.ones(2, 7), (2, 5), 0).shape == (2, 5)  # cut to the bucket's steps
+    # Without a configured batch size: the next power of two, at least 8.
+    assert [batch_bucket(n) for n in (1, 8, 9, 64, 65)] == [8, 8, 16, 64, 128]
 
 
 class Foreign(TransitionPolicy):

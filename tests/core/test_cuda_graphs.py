@@ -1,5 +1,5 @@
-"""CUDA graphs of the encoder's passes (``core/graphs.py``): replayed passes compute what eager
-ones do, outputs and gradients, for every policy a graph can replay; sampling policies draw
+"""CUDA graphs of the encoder's passes (``spinn_core/graphs.py``): replayed passes compute what
+eager ones do, outputs and gradients, for every policy a graph can replay; sampling policies draw
 what an eager pass of the same bucket draws from the same seed, reproducibly; the memory the
 graphs hold is reported; a second pass through one bucket's graph before the first one's
 backward pass runs eagerly, and a backward pass after a later replay raises.
@@ -204,9 +204,7 @@ def test_sampling_policies_draw_what_an_eager_pass_of_the_bucket_draws(name, tar
             cpu = copy.deepcopy(model).cpu()
             cpu.static_shapes = False
             cpu.cuda_graphs = None
-            replayed = cpu(
-                inputs.detach().cpu(), mask.cpu(), policy=Replayed.from_transitions(drawn)
-            )
+            replayed = cpu(inputs.detach().cpu(), mask.cpu(), policy=Replayed(list(drawn.t())))
             torch.testing.assert_close(
                 replayed.action_log_probs, got[0].action_log_probs.detach().cpu(), **EXACT
             )

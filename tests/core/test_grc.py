@@ -5,7 +5,7 @@ import random
 
 import torch
 
-from spinn_core.cells import COMPOSITIONS, GRCComposition
+from spinn_core.compositions import GRCComposition, composition_choice
 from spinn_core.spinn import Spinn
 from spinn_core.testing import make_batch
 
@@ -33,7 +33,7 @@ def test_the_parent_is_the_layer_normalised_gated_sum():
     expected = expected * cell.norm.weight + cell.norm.bias
     torch.testing.assert_close(cell(left, right, extra), expected, atol=1e-12, rtol=0)
     assert cell.node_dim == D and cell.hidden(expected) is expected
-    assert COMPOSITIONS["grc"] is GRCComposition
+    assert composition_choice("grc") == (GRCComposition, {})
 
 
 def test_a_gate_can_pass_one_child_through():

@@ -8,6 +8,7 @@ import pytest
 import torch
 
 from spinn_core import transitions as tr
+from spinn_core.compositions import registered_compositions
 from spinn_core.output import GIVEN
 from spinn_core.policies import Given
 from spinn_core.runners import run_levelwise
@@ -23,7 +24,7 @@ from spinn_core.testing import (
     value_tolerance,
 )
 
-COMPOSITIONS = ["treelstm", "treernn", "grc"]
+COMPOSITIONS = registered_compositions()
 
 
 # The policy the paths follow given trees with (the paper's left-padded forests need theirs).

@@ -5,9 +5,8 @@ and a batch of 10,000 one-word sentences. Python's recursion limit stays at its 
 import pytest
 import torch
 
-from spinn_core.policies import policy_for_mode
 from spinn_core.spinn import Spinn
-from spinn_core.testing import saved_for_backward_bytes
+from spinn_core.testing import policy_for_mode, saved_for_backward_bytes
 from spinn_core.transitions import (
     SHIFT,
     right_branching_transitions,

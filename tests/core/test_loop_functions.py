@@ -1,9 +1,9 @@
 """The thin stack's per-pass layers (``Composition.loop``, ``Tracker.loop``): autograd functions
-with hand-written backward passes and one weight-gradient product per pass (``LoopLinear`` in
-``spinn_core/cells.py``). Checked with ``torch.autograd.gradcheck`` in float64 (inputs and weights),
-against the plain layers (``forward``: the same function through ordinary autograd), across blocks
-of kept rows, with steps whose backward never runs, with a retained graph run backward twice, and
-with gradients asked for only some inputs."""
+with hand-written backward passes and one weight-gradient product per pass (``LoopLinear``,
+``spinn_core/loop_linear.py``). Checked with ``torch.autograd.gradcheck`` in float64 (inputs and
+weights), against the plain layers (``forward``: the same function through ordinary autograd),
+across blocks of kept rows, with steps whose backward never runs, with a retained graph run
+backward twice, and with gradients asked for only some inputs."""
 
 import gc
 import random
@@ -13,20 +13,14 @@ import pytest
 import torch
 from torch import nn
 
-from spinn_core import cells
-from spinn_core.batch import WriteOnceTape
-from spinn_core.cells import (
-    GRCComposition,
-    LoopLinear,
-    Tracker,
-    TreeLSTMComposition,
-    TreeRNNComposition,
-    loop_weights,
-)
+from spinn_core import loop_linear
+from spinn_core.cells import Tracker
+from spinn_core.compositions import GRCComposition, TreeLSTMComposition, TreeRNNComposition
+from spinn_core.loop_linear import LoopLinear, loop_weights
 from spinn_core.output import GIVEN, PREDICTED
-from spinn_core.policies import policy_for_mode
 from spinn_core.spinn import Spinn
-from spinn_core.testing import make_batch
+from spinn_core.tape import WriteOnceTape
+from spinn_core.testing import make_batch, policy_for_mode
 
 D, E, T, S = 3, 2, 4, 2  # hidden, extra input, tracking and summary sizes
 
@@ -242,7 +236,7 @@ def test_weight_gradient_over_several_blocks(monkeypatch, rows, unused_steps):
     """Blocks of 7 rows hold 2 steps of 3 (a step never straddles two blocks), after a first
     block of ``rows`` rows (the pass's 36, or fewer: then more blocks follow): the weight
     gradient is the plain one, also when some steps' backward never runs."""
-    monkeypatch.setattr(cells, "BLOCK_ROWS", 7)
+    monkeypatch.setattr(loop_linear, "BLOCK_ROWS", 7)
     model = composition()
     leaves = torch.randn(3, 2 * D, dtype=torch.float64, requires_grad=True)
     extra = torch.randn(12, 3, E, dtype=torch.float64, requires_grad=True)
@@ -316,7 +310,7 @@ def test_nothing_outlives_a_training_step(monkeypatch):
             super().__init__(*args, **kwargs)
             made.append(weakref.ref(self))
 
-    monkeypatch.setattr(cells, "LoopLinear", Recorded)
+    monkeypatch.setattr(loop_linear, "LoopLinear", Recorded)
     model = Spinn(4, 3, tracking_dim=2, predict_transitions=True)
     inputs, mask, transitions = make_batch([6, 3, 9], 4, random.Random(7), "cpu")
     gc.disable()

@@ -8,6 +8,7 @@ import random
 import pytest
 import torch
 
+from spinn_core.compositions import registered_compositions
 from spinn_core.policies import Given
 from spinn_core.spinn import Spinn
 from spinn_core.testing import random_tree_batch, recursive_tree_lstm_nodes
@@ -80,7 +81,7 @@ def test_every_node_equals_node_by_node_reference(leaf, levelwise):
     assert float(node_grad[batch.transitions == 1].abs().max()) > 0.0
 
 
-@pytest.mark.parametrize("composition", ["treelstm", "treernn", "grc"])
+@pytest.mark.parametrize("composition", registered_compositions())
 @pytest.mark.parametrize("leaf", LEAVES)
 def test_levelwise_equals_sequential_with_node_inputs(leaf, composition):
     """The level-wise path, the step loop composing only the reducing rows (CPU default) and
@@ -155,7 +156,7 @@ def test_a_node_input_moves_that_node_and_its_ancestors_only():
         assert set(moved.nonzero().flatten().tolist()) == expected
 
 
-@pytest.mark.parametrize("composition", ["treelstm", "treernn", "grc"])
+@pytest.mark.parametrize("composition", registered_compositions())
 def test_leaf_cell_is_the_cell_with_no_children(composition):
     model = node_model("cell", composition=composition)
     words = torch.randn(3, 5, dtype=torch.float64)

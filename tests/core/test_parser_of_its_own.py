@@ -10,9 +10,9 @@ import torch
 
 from spinn_core import transitions as tr
 from spinn_core.output import GIVEN, PREDICTED
-from spinn_core.policies import Given, StraightThroughGumbel, policy_for_mode
+from spinn_core.policies import Given, StraightThroughGumbel
 from spinn_core.spinn import Spinn
-from spinn_core.testing import make_batch
+from spinn_core.testing import make_batch, policy_for_mode
 
 LENGTHS = [1, 2, 5, 0, 17, 40, 3, 64]
 

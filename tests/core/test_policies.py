@@ -19,7 +19,6 @@ from spinn_core.policies import (
     SoftStrengths,
     Step,
     TransitionPolicy,
-    policy_for_mode,
 )
 from spinn_core.spinn import Spinn
 from spinn_core.testing import make_batch
@@ -131,8 +130,6 @@ def test_modes_name_their_policies_and_compare_as_strings():
     assert isinstance(SoftStrengths(), SoftStrengths)
     assert isinstance(Sampled(), Sampled)
     assert Mode.GIVEN == "given" and json.dumps({"mode": Mode.SOFT}) == '{"mode": "soft"}'
-    with pytest.raises(ValueError, match="unknown transition mode"):
-        policy_for_mode("beam")
     with pytest.raises(ValueError, match=r"\[0, 1\]"):
         Mixed(1.5)
 

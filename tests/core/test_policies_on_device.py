@@ -30,8 +30,8 @@ from spinn_core.policies import (
     SoftStrengths,
     StraightThroughGumbel,
 )
+from spinn_core.policy_gradient_losses import clipped_policy_loss, policy_gradient_loss
 from spinn_core.spinn import Spinn
-from spinn_core.supervision import clipped_policy_loss, policy_gradient_loss
 from spinn_core.testing import make_batch
 
 EXACT = dict(atol=1e-9, rtol=0.0)

@@ -8,8 +8,8 @@ import pytest
 import torch
 
 from spinn_core.policies import Replayed, Sampled
+from spinn_core.policy_gradient_losses import clipped_policy_loss, policy_gradient_loss
 from spinn_core.spinn import Spinn
-from spinn_core.supervision import clipped_policy_loss, policy_gradient_loss
 from spinn_core.testing import make_batch
 from spinn_core.transitions import is_valid
 

@@ -9,8 +9,8 @@ import pytest
 import torch
 
 from spinn_core.policies import Given, Sampled
+from spinn_core.policy_gradient_losses import draw_advantages, policy_gradient_loss
 from spinn_core.spinn import Spinn
-from spinn_core.supervision import draw_advantages, policy_gradient_loss
 from spinn_core.testing import make_batch
 from spinn_core.transitions import REDUCE, SHIFT, is_valid
 

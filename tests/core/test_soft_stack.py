@@ -10,15 +10,21 @@ import pytest
 import torch
 
 from spinn_core import transitions as tr
+from spinn_core.compositions import registered_compositions
 from spinn_core.output import GIVEN, SOFT
-from spinn_core.policies import SoftStrengths, policy_for_mode
+from spinn_core.policies import SoftStrengths
 from spinn_core.runners.soft_stack import second_unit_weights
 from spinn_core.spinn import Spinn
 from spinn_core.supervision import transition_loss
-from spinn_core.testing import make_batch, recording_tapes, saved_for_backward_bytes
+from spinn_core.testing import (
+    make_batch,
+    policy_for_mode,
+    recording_tapes,
+    saved_for_backward_bytes,
+)
 from spinn_core.testing.reference import reference_soft_spinn
 
-COMPOSITIONS = ["treelstm", "treernn"]
+COMPOSITIONS = registered_compositions()
 
 
 def parser(input_dim=5, hidden_dim=4, composition="treelstm", scale=1.0):

@@ -10,11 +10,12 @@ import torch
 
 from spinn_core import transitions as tr
 from spinn_core.output import GIVEN, PREDICTED
-from spinn_core.policies import Given, Greedy, Mixed, policy_for_mode
+from spinn_core.policies import Given, Greedy, Mixed
 from spinn_core.spinn import Spinn
 from spinn_core.testing import (
     make_batch,
     pad_batch,
+    policy_for_mode,
     random_tree,
     recording_tapes,
     recursive_tree_lstm,

@@ -13,9 +13,9 @@ import torch
 from spinn_core import transitions as tr
 from spinn_core.batch import concat_padded
 from spinn_core.output import GIVEN, PREDICTED
-from spinn_core.policies import Greedy, Mixed, policy_for_mode
+from spinn_core.policies import Greedy, Mixed
 from spinn_core.spinn import Spinn
-from spinn_core.testing import make_batch, reference_spinn
+from spinn_core.testing import make_batch, policy_for_mode, reference_spinn
 
 VARIANTS = {
     "pi_nt_sequential": dict(tracking_dim=0, levelwise=False),

@@ -5,10 +5,11 @@ import random
 import pytest
 import torch
 
+from spinn_core.compositions import registered_compositions
 from spinn_core.output import GIVEN, PREDICTED
-from spinn_core.policies import Given, Greedy, SoftStrengths, policy_for_mode
+from spinn_core.policies import Given, Greedy, SoftStrengths
 from spinn_core.spinn import Spinn
-from spinn_core.testing import make_batch, saved_for_backward_bytes
+from spinn_core.testing import make_batch, policy_for_mode, saved_for_backward_bytes
 from spinn_core.testing.reference import reference_spinn
 
 
@@ -32,7 +33,7 @@ def gradients(model):
     return [torch.zeros_like(p) if p.grad is None else p.grad.clone() for p in model.parameters()]
 
 
-@pytest.mark.parametrize("composition", ["treelstm", "treernn"])
+@pytest.mark.parametrize("composition", registered_compositions())
 @pytest.mark.parametrize("mode", [GIVEN, PREDICTED])
 def test_batched_loop_equals_the_step_by_step_reference(composition, mode):
     """Outputs, parses and every gradient (the summary LSTMs' included) against

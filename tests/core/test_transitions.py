@@ -168,19 +168,12 @@ def test_node_spans():
     ]  # fmt: skip
 
 
-def test_constituent_spans_and_bracket_f1():
+def test_constituent_spans():
     S, R = tr.SHIFT, tr.REDUCE
     # ( ( the cat ) ( sat down ) )
     assert tr.constituent_spans([S, S, R, S, S, R, R]) == [(0, 2), (2, 4), (0, 4)]
     # An invalid sequence gives the spans of what it built.
     assert tr.constituent_spans([S, R, S, S, R]) == [(1, 3)]
-    balanced = [S, S, R, S, S, R, R]
-    left = tr.left_branching_transitions(4)  # ( ( ( a b ) c ) d )
-    right = tr.right_branching_transitions(4)  # ( a ( b ( c d ) ) )
-    assert tr.bracket_f1(balanced, balanced) == 1.0
-    assert tr.bracket_f1(left, balanced) == 0.5  # shares ( a b ) of its two inner spans
-    assert tr.bracket_f1(right, left) == 0.0
-    assert tr.bracket_f1([S, S, R], [S, S, R]) is None  # nothing but the whole sentence
 
 
 # --- the fold ---------------------------------------------------------------------------------
@@ -271,49 +264,3 @@ def test_folds_agree_with_the_recursive_trees_they_come_from():
             return left + right + [(first, end)], end
 
         assert tr.constituent_spans(transitions) == spans(tree, 0)[0]
-
-
-# --- bracket counts ---------------------------------------------------------------------------
-
-
-def test_bracket_counts_give_corpus_and_sentence_f1():
-    balanced = [S, S, R, S, S, R, R]  # brackets (0, 2), (2, 4)
-    left = tr.left_branching_transitions(4)  # (0, 2), (0, 3)
-    right = tr.right_branching_transitions(4)  # (2, 4), (1, 4)
-    first = tr.tree_bracket_counts(left, balanced)
-    second = tr.tree_bracket_counts(right, balanced)
-    assert (first.matched, first.gold, first.predicted) == (1, 2, 2)
-    total = first + second + tr.tree_bracket_counts(balanced, balanced)
-    assert (total.matched, total.gold, total.predicted) == (4, 6, 6)
-    assert total.f1 == total.precision == total.recall == 4 / 6
-    # Sentence level: the mean of each sentence's own F1.
-    assert [c.f1 for c in (first, second)] == [0.5, 0.5]
-    assert tr.bracket_f1(left, balanced) == first.f1
-
-
-def test_bracket_counts_without_brackets():
-    nothing = tr.BracketCounts()
-    assert (nothing.f1, nothing.precision, nothing.recall) == (0.0, 0.0, 0.0)
-    missed = tr.bracket_counts([], [(0, 2)])
-    assert (missed.f1, missed.precision, missed.recall) == (0.0, 0.0, 0.0)
-
-    class Evalb(tr.BracketCounts):
-        EMPTY = 1.0
-
-    assert (Evalb().f1, Evalb().precision, Evalb().recall) == (1.0, 1.0, 1.0)
-    assert Evalb(0, 1, 0).f1 == 0.0 and Evalb(0, 1, 0).precision == 0.0
-
-
-def test_bracket_counts_match_multisets():
-    counts = tr.bracket_counts(["NP", "NP", "VP"], ["NP", "VP", "VP", "S"])
-    assert (counts.matched, counts.gold, counts.predicted) == (2, 4, 3)
-
-
-def test_labeled_brackets_pair_each_span_with_its_own_reduce():
-    """In an invalid sequence a REDUCE that does nothing has no bracket: the types of the
-    others stay with their own spans."""
-    predicted, predicted_types = [S, R, S, S, R], [-1, 5, -1, -1, 2]
-    assert tr.brackets(predicted, predicted_types) == {((1, 3), 2)}
-    gold, gold_types = [S, S, S, R, R], [-1, -1, -1, 2, 0]
-    assert tr.labeled_bracket_f1(predicted, predicted_types, gold, gold_types) == 1.0
-    assert tr.labeled_bracket_f1(predicted, [-1, 5, -1, -1, 3], gold, gold_types) == 0.0

@@ -8,10 +8,10 @@ import torch
 
 from spinn_core import transitions as tr
 from spinn_core.output import GIVEN, PREDICTED, SOFT
-from spinn_core.policies import Greedy, Mixed, policy_for_mode
+from spinn_core.policies import Greedy, Mixed
 from spinn_core.spinn import Spinn
 from spinn_core.supervision import parser_types, reduce_type_loss
-from spinn_core.testing import make_batch
+from spinn_core.testing import make_batch, policy_for_mode
 from spinn_core.testing.reference import reference_spinn
 
 NUM_TYPES = 4

@@ -21,7 +21,7 @@ from spinn_allennlp.demo.static import main as static_main
 from spinn_allennlp.demo.static import read_predictions
 from spinn_allennlp.modules.tree_encoder import DEFAULT_TREE, GOLD
 from spinn_allennlp.testing import FIXTURES_ROOT, random_transitions
-from spinn_core.output import GIVEN, MODES
+from spinn_core.output import GIVEN, Mode
 from spinn_core.transitions import (
     left_branching_transitions,
     right_branching_transitions,
@@ -134,7 +134,7 @@ def test_static_page_of_a_predictions_file_with_bad_lines(tmp_path):
 def test_every_transitions_source_a_model_can_report_has_a_caption():
     """The renderer keeps the vocabulary of `modules.tree_encoder` as text: every value must
     have its own caption (the encoder's modes, the default tree, gold, every tree source)."""
-    values = {mode for mode in MODES if mode != GIVEN} | {DEFAULT_TREE, GOLD}
+    values = {mode for mode in Mode if mode != GIVEN} | {DEFAULT_TREE, GOLD}
     values |= {
         name
         for name in TreeSource.list_available()

@@ -1,4 +1,4 @@
-"""Transition policies chosen in configs (`core.policy_registry`, the encoder's
+"""Transition policies chosen in configs (`spinn_core.policy_registry`, the encoder's
 `training_policy` / `evaluation_policy`), a policy of one's own as one registered class, and
 the messages a mistaken policy gets: an illegal move, a forgotten `needs_parser = False`, an
 unknown name or argument."""

@@ -1,12 +1,15 @@
-"""Every setting of the `spinn` encoder is read or refused: each one, set away from its default
-(with what it needs), changes what the encoder is or computes; each combination that would
-leave one unread is an error naming it. A setting added without a line here fails the first
-test."""
+"""Every setting of the `spinn` encoder is read or refused, shown by behaviour: each one, set away
+from its default (with what it needs), changes what the encoder computes (a training pass's
+sentence vectors or gradients, an evaluation pass's vectors or trees) or how (the runner the
+passes take, what they ask of CUDA graphs); a stored attribute alone does not count. Each
+combination that would leave one unread is an error naming it. A setting added without a line
+here fails the first test."""
 
+import contextlib
 import copy
 import dataclasses
 import inspect
-from typing import Any, Dict
+from typing import Any, Dict, Iterator, List
 
 import pytest
 import torch
@@ -14,6 +17,7 @@ from allennlp.common import Params
 from allennlp.data import Vocabulary
 from allennlp.modules.seq2vec_encoders import Seq2VecEncoder
 
+import spinn_core.spinn as spinn_module
 from spinn_allennlp.modules.encoder_settings import (
     MOVED_KEYS,
     POLICY_KEYS,
@@ -23,7 +27,8 @@ from spinn_allennlp.modules.encoder_settings import (
 )
 from spinn_allennlp.modules.own_parser import OwnParser
 from spinn_allennlp.modules.spinn_encoder import SpinnEncoder
-from spinn_core.policies import BeamSearch
+from spinn_core.graphs import GraphedPasses, GraphedSpinn
+from spinn_core.policies import BeamSearch, Given
 
 PARSER = {"tracker": {"tracking_dim": 3, "predict_transitions": True}}
 TRACKER = {"tracker": {"tracking_dim": 3}}
@@ -43,9 +48,10 @@ USED: Dict[str, Any] = {
         {"tracker": {**PARSER["tracker"], "reduce_types": 2, "type_dim": 5}},
     ),
     "tracker.summary_dim": (TRACKER, {"tracker": {"tracking_dim": 3, "summary_dim": 2}}),
+    # (Without a parser nothing would read the tracker: refused, below.)
     "tracker.composition_reads_tracker": (
-        TRACKER,
-        {"tracker": {"tracking_dim": 3, "composition_reads_tracker": False}},
+        PARSER,
+        {"tracker": {**PARSER["tracker"], "composition_reads_tracker": False}},
     ),
     # The same values, other gradients: checked on the gradients.
     "tracker.parser_trains_nodes": (
@@ -68,9 +74,10 @@ USED: Dict[str, Any] = {
     "speed.levelwise": ({}, {"speed": {"levelwise": False}}),
     "speed.mixed_precision": ({}, {"speed": {"mixed_precision": "bf16"}}),
     "speed.cuda_graphs": ({}, {"speed": {"cuda_graphs": True}}),
+    # (Batches of 3 sentences: padded to 8 by default, to 16 here.)
     "speed.graph_batch_size": (
         {"speed": {"cuda_graphs": True}},
-        {"speed": {"cuda_graphs": True, "graph_batch_size": 8}},
+        {"speed": {"cuda_graphs": True, "graph_batch_size": 16}},
     ),
     "vocab": (
         {"parser": {"hidden_dim": 3, "tracking_dim": 2, "embedding_dim": 2}},
@@ -99,44 +106,88 @@ def build(config: Dict[str, Any], vocab_size: int = 7) -> SpinnEncoder:
     return encoder
 
 
+@contextlib.contextmanager
+def observed() -> Iterator[Dict[str, List[Any]]]:
+    """Records what the passes inside it do beyond their values: the runner each takes (the
+    runner picker's choice), and each pass that reaches CUDA graphs with the shape of the
+    bucket its batch is padded to (on the CPU, where no graph is captured, the bucketed
+    static-shape pass a GPU would capture: ``GraphedPasses`` with ``capture=False``)."""
+    seen: Dict[str, List[Any]] = {"runners": [], "graphs": []}
+    pick_runner, graphed_call = spinn_module.pick_runner, GraphedSpinn.__call__
+
+    def recorded_pick(*args, **kwargs):
+        runner = pick_runner(*args, **kwargs)
+        seen["runners"].append(runner.__name__)
+        return runner
+
+    def recorded_graphs(self, inputs, mask, transitions=None, **kwargs):
+        passes = GraphedPasses(self.spinn, self.batch_size, self.length_edges, capture=False)
+        policy = self.spinn.checked_policy(kwargs.get("policy") or Given(), transitions, None, None)
+        bucketed = passes.bucket(inputs, mask, transitions, policy)
+        seen["graphs"].append(None if bucketed is None else tuple(bucketed.args[0].shape))
+        return graphed_call(self, inputs, mask, transitions, **kwargs)
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(spinn_module, "pick_runner", recorded_pick)
+        patch.setattr(GraphedSpinn, "__call__", recorded_graphs)
+        yield seen
+
+
 def fingerprint(encoder: SpinnEncoder) -> Dict[str, Any]:
-    """What a setting can change: the parameters' names and shapes, the policies, the speed
-    settings the core reads, and (same seed) a training pass's sentence vectors, loss-bearing
-    output and gradients."""
-    torch.manual_seed(0)
-    state = {name: tuple(value.shape) for name, value in encoder.state_dict().items()}
+    """What a setting changes, as the encoder behaves (no stored attribute counts): a training
+    pass's sentence vectors and every gradient, an evaluation pass's sentence vectors and
+    transitions (both on the same gold trees, the same seed), which runners the passes took and
+    what they asked of CUDA graphs. float32: mixed precision rounds it (float64 is never cast)."""
     size = encoder.get_input_dim()
-    inputs = torch.randn(3, 4, size, dtype=torch.float64)
+    torch.manual_seed(0)
+    inputs = torch.randn(3, 4, size)
     mask = torch.tensor([[1, 1, 1, 1], [1, 1, 1, 0], [1, 1, 0, 0]]).bool()
     gold = torch.tensor([[0, 0, 1, 0, 1, 0, 1], [0, 0, 0, 1, 1, -1, -1], [0, 0, 1, -1, -1, -1, -1]])
     torch.manual_seed(0)
     for parameter in encoder.parameters():
         torch.nn.init.uniform_(parameter, -0.5, 0.5)
-    encoder.double().train()
     tokens = torch.ones(3, 4, dtype=torch.long) if encoder.parser_reads_token_ids else None
-    output = encoder.encode(inputs, mask, gold, parser_tokens=tokens)
-    sentence = encoder(inputs, mask, gold) if tokens is None else output.sentence
-    sentence.sum().backward()
+    with observed() as seen:
+        encoder.train()
+        torch.manual_seed(1)
+        output = encoder.encode(inputs, mask, gold, parser_tokens=tokens)
+        sentence = encoder(inputs, mask, gold) if tokens is None else output.sentence
+        sentence.sum().backward()
+        encoder.eval()
+        with torch.no_grad():
+            evaluated = encoder.encode(inputs, mask, gold, parser_tokens=tokens)
     gradients = {n: p.grad.clone() for n, p in encoder.named_parameters() if p.grad is not None}
-    graphed = encoder.cuda_graphs
-    graphs = None if graphed is None else (graphed.batch_size, graphed.length_edges)
     return {
-        "state": state,
-        "policies": (repr(encoder.training_policy), repr(encoder.evaluation_policy)),
-        "speed": (encoder.spinn.levelwise, encoder.mixed_precision, graphs),
         "sentence": sentence.detach(),
         "gradients": gradients,
+        "evaluation": (evaluated.sentence, evaluated.transitions),
+        "runners": seen["runners"],
+        "graphs": seen["graphs"],
     }
 
 
 def differ(a: Dict[str, Any], b: Dict[str, Any]) -> bool:
-    if a["state"] != b["state"] or a["policies"] != b["policies"] or a["speed"] != b["speed"]:
+    if a["runners"] != b["runners"] or a["graphs"] != b["graphs"]:
         return True
-    if a["sentence"].shape != b["sentence"].shape or not torch.equal(a["sentence"], b["sentence"]):
-        return True
+    for name in ("sentence",):
+        if a[name].shape != b[name].shape or not torch.equal(a[name], b[name]):
+            return True
+    for x, y in zip(a["evaluation"], b["evaluation"]):
+        if x.shape != y.shape or not torch.equal(x, y):
+            return True
     if a["gradients"].keys() != b["gradients"].keys():
         return True
-    return any(not torch.equal(a["gradients"][n], b["gradients"][n]) for n in a["gradients"])
+    return any(
+        a["gradients"][n].shape != b["gradients"][n].shape
+        or not torch.equal(a["gradients"][n], b["gradients"][n])
+        for n in a["gradients"]
+    )
+
+
+def test_the_fingerprint_of_one_setting_is_repeatable():
+    """The same settings, built twice, behave the same (so a difference is the setting's)."""
+    for config in ({}, PARSER, OWN_PARSER, {"speed": {"cuda_graphs": True}}):
+        assert not differ(fingerprint(build(config)), fingerprint(build(config)))
 
 
 def test_every_setting_has_a_line_here():
@@ -188,6 +239,19 @@ REFUSED = [
         "parser block does not go with tracker.reduce_types",
     ),
     ({"training_policy": {"type": "beam_mixture"}}, "beam_mixture.*width"),
+    (
+        {"tracker": {"tracking_dim": 3, "composition_reads_tracker": False}},
+        "composition_reads_tracker: false without tracker.predict_transitions",
+    ),
+    (
+        {**OWN_PARSER, "tracker": {"tracking_dim": 3, "composition_reads_tracker": False}},
+        "composition_reads_tracker: false without tracker.predict_transitions",
+    ),
+    (
+        {"parser": {"hidden_dim": 3, "tracking_dim": 2, "vocab_namespace": "parser_tokens"}},
+        "parser.vocab_namespace .* read only with parser.embedding_dim > 0",
+    ),
+    ({"composition": {"type": "grc", "depth": 2}}, "composition 'grc'.*depth"),
 ]
 
 

@@ -1,4 +1,4 @@
-"""The `spinn` encoder with a parser of its own (`parser` block; `core.parser_network`): the
+"""The `spinn` encoder with a parser of its own (`parser` block; `spinn_core.parser_network`): the
 composition follows exactly the trees the parser took, level by level; no gradient crosses
 between parser and composition; each sentence alone equals itself in a padded batch; PPO's
 replays rescore the moves without composing; settings that cannot work are refused by name.

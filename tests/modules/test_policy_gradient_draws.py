@@ -1,7 +1,8 @@
 """`PolicyGradient` with several trees drawn per example (`draws`, `baseline`), on a real core
-SPINN in float64: the loss is the surrogate of `core.supervision.draw_advantages` over exactly
-the trees a fresh sequence of sampled passes draws, the reruns are the ones it needs, and the
-parser gets a gradient; settings that cannot work are refused by name."""
+SPINN in float64: the loss is the surrogate of
+`spinn_core.policy_gradient_losses.draw_advantages` over exactly the trees a fresh sequence of
+sampled passes draws, the reruns are the ones it needs, and the parser gets a gradient;
+settings that cannot work are refused by name."""
 
 import random
 
@@ -14,8 +15,8 @@ from spinn_allennlp.modules.policy_gradient import PolicyGradient
 from spinn_allennlp.testing import make_batch
 from spinn_core.output import merge_rows
 from spinn_core.policies import Greedy, Sampled
+from spinn_core.policy_gradient_losses import advantages, draw_advantages
 from spinn_core.spinn import Spinn
-from spinn_core.supervision import advantages, draw_advantages
 
 
 def setup(**spinn_options):

@@ -11,16 +11,16 @@ from allennlp.confidence_checks.normalization_bias_verification import (
 from allennlp.modules.seq2vec_encoders import Seq2VecEncoder
 
 from spinn_allennlp.modules import SpinnEncoder, TreeEncoder
+from spinn_allennlp.modules.added_losses import encoder_loss_metrics
 from spinn_allennlp.modules.encoder_settings import (
     ProjectionSettings,
     SpeedSettings,
     TrackerSettings,
 )
 from spinn_allennlp.modules.spinn_encoder import UNTRAINED_PARSER_BATCHES
-from spinn_allennlp.modules.tree_encoder import encoder_loss_metrics
 from spinn_allennlp.testing import make_batch
 from spinn_core import transitions as tr
-from spinn_core.cells import COMPOSITIONS
+from spinn_core.compositions import registered_compositions
 from spinn_core.output import GIVEN, MIXED, PREDICTED
 from spinn_core.policies import (
     BeamSearch,
@@ -47,7 +47,7 @@ def test_from_params_with_allennlp_names():
     assert encoder(inputs, mask).shape == (3, 20)
 
 
-@pytest.mark.parametrize("composition", sorted(COMPOSITIONS))
+@pytest.mark.parametrize("composition", registered_compositions())
 def test_every_composition_passes_allennlp_s_normalization_bias_check(composition):
     # AllenNLP's trainer runs this check on the first batch and stops training when it fails
     # (it flags any biased layer whose call is followed by a normalisation module's); GRC's
@@ -89,7 +89,7 @@ def test_forward_is_the_sentence_of_encode():
     assert output.node_states.shape == (2, 5, 8) and output.mode == GIVEN
 
 
-def test_transition_mode_policy():
+def test_the_policy_in_training_and_at_evaluation():
     plain = SpinnEncoder(4, 3, tracker=TrackerSettings(2))
     parser = SpinnEncoder(4, 3, tracker=TrackerSettings(2, predict_transitions=True))
     scheduled = SpinnEncoder(
@@ -105,12 +105,12 @@ def test_transition_mode_policy():
         evaluation_policy={"type": "given"},
     )
     assert parser.has_parser and not plain.has_parser
-    assert plain.transition_mode(False) == GIVEN  # the balanced default tree
-    assert parser.transition_mode(False) == PREDICTED
-    assert parser.train().transition_mode(True) == GIVEN
-    assert parser.eval().transition_mode(True) == PREDICTED
-    assert scheduled.train().transition_mode(True) == MIXED
-    assert gold_at_test.eval().transition_mode(True) == GIVEN
+    assert plain.policy(False).mode == GIVEN  # the balanced default tree
+    assert parser.policy(False).mode == PREDICTED
+    assert parser.train().policy(True).mode == GIVEN
+    assert parser.eval().policy(True).mode == PREDICTED
+    assert scheduled.train().policy(True).mode == MIXED
+    assert gold_at_test.eval().policy(True).mode == GIVEN
 
 
 def test_beam_size_searches_at_evaluation_only():
@@ -127,7 +127,7 @@ def test_beam_size_searches_at_evaluation_only():
     searched = encoder.eval().encode(inputs, mask, gold)
     assert searched.mode == PREDICTED and searched.beam_log_probs.shape == (inputs.size(0),)
     # Training is unchanged: gold trees followed (teacher forcing), greedy without them.
-    assert encoder.train().transition_mode(True) == GIVEN
+    assert encoder.train().policy(True).mode == GIVEN
     assert isinstance(encoder.train().policy(False), Greedy)
     assert encoder.train().encode(inputs, mask, gold).beam_log_probs is None
 

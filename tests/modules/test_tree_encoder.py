@@ -10,15 +10,14 @@ from allennlp.modules.seq2vec_encoders import LstmSeq2VecEncoder
 from spinn_allennlp.data.tree_sources import GoldTrees
 from spinn_allennlp.modules import ChildSumTreeLSTMEncoder, SpinnEncoder
 from spinn_allennlp.modules.encoder_settings import ProjectionSettings, TrackerSettings
+from spinn_allennlp.modules.sentence_batches import encode_together, stack_batches
 from spinn_allennlp.modules.tree_encoder import (
     DEFAULT_TREE,
     GOLD,
     encode,
-    encode_together,
     has_nodes,
     has_parser,
     num_reduce_types,
-    stack_batches,
     transitions_source,
 )
 from spinn_allennlp.testing import make_batch

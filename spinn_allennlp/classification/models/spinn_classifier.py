@@ -10,21 +10,17 @@ from allennlp.training.metrics import CategoricalAccuracy
 from torch import nn
 
 from spinn_allennlp.data.trees import readable_tree
+from spinn_allennlp.modules.added_losses import encoder_loss_metrics
+from spinn_allennlp.modules.beam_losses import best_tree_loss, mix_beam_predictions
 from spinn_allennlp.modules.policy_gradient import PolicyGradient
 from spinn_allennlp.modules.relu_mlp import mlp_output_dim, relu_mlp
+from spinn_allennlp.modules.sentence_batches import repeat_rows
+from spinn_allennlp.modules.sentence_encoder_model import SentenceEncoderModel
 from spinn_allennlp.modules.tree_encoder import (
-    best_tree_loss,
-    check_beam_mix,
-    check_embedder_feeds_encoder,
-    check_parser_training,
     encode,
-    encoder_loss_metrics,
     given_trees,
     gold_like,
-    has_parser,
-    mix_beam_predictions,
     parser_reads_token_ids,
-    repeat_rows,
     transitions_source,
 )
 from spinn_allennlp.training.metrics import ParseMetrics
@@ -34,7 +30,7 @@ from spinn_core.supervision import parser_predictions, transition_loss
 
 
 @Model.register("spinn_classifier")
-class SpinnClassifier(Model):
+class SpinnClassifier(SentenceEncoderModel):
     """A sentence classifier on a sentence encoder: the sentence vector through an MLP of ReLU
     layers and a softmax layer (the NLI model of the SPINN paper with one sentence instead of a
     pair's four features), e.g. ListOps.
@@ -74,6 +70,8 @@ class SpinnClassifier(Model):
     initializer : `InitializerApplicator`, optional (default = `None`)
     """
 
+    classifies_each_tree = True
+
     def __init__(
         self,
         vocab: Vocabulary,
@@ -91,14 +89,14 @@ class SpinnClassifier(Model):
         **kwargs,
     ) -> None:
         super().__init__(vocab, **kwargs)
-        check_embedder_feeds_encoder(text_field_embedder, encoder)
-        check_parser_training("spinn_classifier", encoder, transition_loss_weight, policy_gradient)
-        check_beam_mix("spinn_classifier", encoder, classifies_each_tree=True)
-        self._embedder = text_field_embedder
-        self._encoder = encoder
+        self._take_encoder(
+            "spinn_classifier",
+            text_field_embedder,
+            encoder,
+            transition_loss_weight,
+            policy_gradient,
+        )
         self._label_namespace = label_namespace
-        self._transition_loss_weight = transition_loss_weight
-        self._policy_gradient = policy_gradient
 
         features = encoder.get_output_dim()
         self._mlp = relu_mlp(features, mlp_layers, mlp_dim, dropout, batch_norm)
@@ -114,10 +112,6 @@ class SpinnClassifier(Model):
         self._parse_metrics = ParseMetrics()
         if initializer is not None:
             initializer(self)
-
-    @property
-    def has_parser(self) -> bool:
-        return has_parser(self._encoder)
 
     def forward(
         self,

@@ -9,15 +9,8 @@ from allennlp.nn import InitializerApplicator, util
 from torch import nn
 
 from spinn_allennlp.data.trees import readable_tree
-from spinn_allennlp.modules.tree_encoder import (
-    check_beam_mix,
-    check_embedder_feeds_encoder,
-    check_parser_training,
-    encode,
-    has_nodes,
-    has_parser,
-    transitions_source,
-)
+from spinn_allennlp.modules.sentence_encoder_model import SentenceEncoderModel
+from spinn_allennlp.modules.tree_encoder import encode, has_nodes, transitions_source
 from spinn_allennlp.training.metrics import ParseMetrics, Share
 from spinn_core.output import GIVEN
 from spinn_core.supervision import parser_predictions, transition_loss
@@ -27,7 +20,7 @@ UNLABELED = -1
 
 
 @Model.register("tree_node_classifier")
-class TreeNodeClassifier(Model):
+class TreeNodeClassifier(SentenceEncoderModel):
     """Classifies every node of a sentence's tree, as Tai et al. (2015, §4.1) on the Stanford
     Sentiment Treebank: a softmax layer on each node's h, trained on the negative
     log-likelihood of every labelled node (averaged over the batch's labelled nodes).
@@ -84,29 +77,22 @@ class TreeNodeClassifier(Model):
         **kwargs,
     ) -> None:
         super().__init__(vocab, **kwargs)
-        check_embedder_feeds_encoder(text_field_embedder, encoder)
-        check_parser_training("tree_node_classifier", encoder, transition_loss_weight)
-        check_beam_mix("tree_node_classifier", encoder, classifies_each_tree=False)
+        self._take_encoder(
+            "tree_node_classifier", text_field_embedder, encoder, transition_loss_weight
+        )
         if label_names is not None and len(label_names) != num_labels:
             raise ValueError(f"{len(label_names)} label names for {num_labels} labels")
-        self._embedder = text_field_embedder
-        self._encoder = encoder
         self._num_labels = num_labels
         self._label_names = label_names or [str(i) for i in range(num_labels)]
         self._dropout = nn.Dropout(dropout)
         self._word_dropout = word_dropout
         self._supervise_nodes = supervise_nodes
-        self._transition_loss_weight = transition_loss_weight
         self._output_layer = nn.Linear(encoder.get_output_dim(), num_labels)
         self._root_accuracy = Share()
         self._phrase_accuracy = Share()
         self._parse_metrics = ParseMetrics()
         if initializer is not None:
             initializer(self)
-
-    @property
-    def has_parser(self) -> bool:
-        return has_parser(self._encoder)
 
     @property
     def has_nodes(self) -> bool:

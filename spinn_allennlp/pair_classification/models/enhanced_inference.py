@@ -15,8 +15,10 @@ from allennlp.nn import InitializerApplicator, util
 from allennlp.training.metrics import CategoricalAccuracy
 from torch import nn
 
-from spinn_allennlp.modules.tree_encoder import SentenceBatch, given_trees
+from spinn_allennlp.modules.sentence_batches import SentenceBatch
+from spinn_allennlp.modules.tree_encoder import given_trees
 from spinn_allennlp.modules.tree_node_encoder import TreeNodeEncoder
+from spinn_allennlp.pair_classification.models.readable_output import add_labels
 
 # One side's embedded words (batch_size, num_words, dim), mask and transitions (or None).
 Side = SentenceBatch
@@ -206,13 +208,7 @@ class EnhancedInferenceModel(Model):
         from)."""
 
     def make_output_human_readable(self, output_dict: Dict[str, Any]) -> Dict[str, Any]:
-        labels = self.vocab.get_index_to_token_vocabulary(self._label_namespace)
-        probs = output_dict["probs"].detach().cpu()
-        output_dict["label"] = [labels[int(i)] for i in probs.argmax(dim=-1)]
-        output_dict["label_probs"] = [
-            {labels[i]: float(prob) for i, prob in enumerate(row)} for row in probs
-        ]
-        return output_dict
+        return add_labels(output_dict, self.vocab, self._label_namespace)
 
     def get_metrics(self, reset: bool = False) -> Dict[str, float]:
         return {"accuracy": self._accuracy.get_metric(reset)}

@@ -4,7 +4,7 @@ import torch
 from allennlp.models import Model
 from allennlp.modules import Seq2SeqEncoder
 
-from spinn_allennlp.modules.tree_encoder import stack_batches
+from spinn_allennlp.modules.sentence_batches import stack_batches
 from spinn_allennlp.pair_classification.models.enhanced_inference import (
     Composition,
     Encoding,

@@ -5,13 +5,13 @@ from typing import Any, Dict, List, Optional, Union, cast
 
 import torch
 from allennlp.common.checks import ConfigurationError
-from allennlp.data import TextFieldTensors, Vocabulary
+from allennlp.data import Vocabulary
 from allennlp.models import Model
 from allennlp.models.archival import CONFIG_NAME, archive_model, load_archive
 from allennlp.training.metrics import CategoricalAccuracy
 from torch import nn
 
-from spinn_allennlp.pair_classification.models.tree_esim import add_readable_trees
+from spinn_allennlp.pair_classification.models.readable_output import add_labels, add_readable_trees
 from spinn_allennlp.training.metrics import Share
 
 
@@ -73,24 +73,19 @@ class HimNli(Model):
     def members(self) -> Dict[str, Model]:
         return {name: cast(Model, self._members[name]) for name in self._member_names}
 
-    def forward(
+    # AllenNLP's `Model.forward(*inputs)`; the trainer and predictors pass the fields by name.
+    def forward(  # type: ignore[override]
         self,
-        premise: TextFieldTensors,
-        hypothesis: TextFieldTensors,
-        premise_transitions: Optional[torch.Tensor] = None,
-        hypothesis_transitions: Optional[torch.Tensor] = None,
         label: Optional[torch.Tensor] = None,
         metadata: Optional[List[Dict[str, Any]]] = None,
+        **fields: Any,
     ) -> Dict[str, Any]:
-        inputs = {
-            "premise": premise,
-            "hypothesis": hypothesis,
-            "premise_transitions": premise_transitions,
-            "hypothesis_transitions": hypothesis_transitions,
-            "label": label,
-            "metadata": metadata,
+        """`fields`: the batch's other fields (`premise`, `hypothesis`, their transitions, ...),
+        handed to every member as they are, with the `label` and `metadata`."""
+        outputs = {
+            name: member(label=label, metadata=metadata, **fields)
+            for name, member in self._members.items()
         }
-        outputs = {name: member(**inputs) for name, member in self._members.items()}
         # Shape: (batch_size, num_labels)
         probs = torch.stack([out["probs"] for out in outputs.values()]).mean(dim=0)
         output: Dict[str, Any] = {"probs": probs, "logits": probs.log()}
@@ -116,14 +111,8 @@ class HimNli(Model):
         return output
 
     def make_output_human_readable(self, output_dict: Dict[str, Any]) -> Dict[str, Any]:
-        labels = self.vocab.get_index_to_token_vocabulary(self._label_namespace)
-        for key in ["probs"] + [f"{name}_probs" for name in self._members]:
-            probs = output_dict[key].detach().cpu()
-            prefix = key[: -len("probs")]
-            output_dict[f"{prefix}label"] = [labels[int(i)] for i in probs.argmax(dim=-1)]
-            output_dict[f"{prefix}label_probs"] = [
-                {labels[i]: float(p) for i, p in enumerate(row)} for row in probs
-            ]
+        for prefix in [""] + [f"{name}_" for name in self._members]:
+            add_labels(output_dict, self.vocab, self._label_namespace, prefix)
         if "premise_transitions" in output_dict:  # a member composed over trees
             add_readable_trees(output_dict)
         return output_dict

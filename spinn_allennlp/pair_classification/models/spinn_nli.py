@@ -8,27 +8,20 @@ from allennlp.nn import InitializerApplicator, util
 from allennlp.training.metrics import CategoricalAccuracy
 from torch import nn
 
-from spinn_allennlp.data.dataset_readers import LEFT_PAD_TOKEN
-from spinn_allennlp.data.trees import readable_tree
+from spinn_allennlp.modules.added_losses import encoder_loss_metrics
+from spinn_allennlp.modules.beam_losses import best_tree_loss, mix_beam_predictions
 from spinn_allennlp.modules.policy_gradient import PolicyGradient
 from spinn_allennlp.modules.relu_mlp import mlp_output_dim, relu_mlp
+from spinn_allennlp.modules.sentence_batches import SentenceBatch, encode_together, repeat_rows
+from spinn_allennlp.modules.sentence_encoder_model import SentenceEncoderModel
 from spinn_allennlp.modules.tree_encoder import (
-    SentenceBatch,
-    best_tree_loss,
-    check_beam_mix,
-    check_embedder_feeds_encoder,
-    check_parser_training,
-    encode_together,
-    encoder_loss_metrics,
     given_trees,
     gold_like,
-    has_parser,
-    mix_beam_predictions,
     num_reduce_types,
     parser_reads_token_ids,
-    repeat_rows,
     transitions_source,
 )
+from spinn_allennlp.pair_classification.models.readable_output import add_labels, add_readable_trees
 from spinn_allennlp.training.metrics import ParseMetrics
 from spinn_core.output import SpinnOutput
 from spinn_core.policies import TransitionPolicy
@@ -41,7 +34,7 @@ from spinn_core.supervision import (
 
 
 @Model.register("spinn_nli")
-class SpinnNliClassifier(Model):
+class SpinnNliClassifier(SentenceEncoderModel):
     """The SPINN paper's NLI model (§4, eq. 6-7): premise and hypothesis encoded by one shared
     sentence encoder, the features `[p; h; p - h; p * h]` classified by an MLP of ReLU layers
     and a softmax layer.
@@ -97,6 +90,8 @@ class SpinnNliClassifier(Model):
     initializer : `InitializerApplicator`, optional (default = `None`)
     """
 
+    classifies_each_tree = True
+
     def __init__(
         self,
         vocab: Vocabulary,
@@ -114,15 +109,11 @@ class SpinnNliClassifier(Model):
         **kwargs,
     ) -> None:
         super().__init__(vocab, **kwargs)
-        check_embedder_feeds_encoder(text_field_embedder, encoder)
-        check_parser_training("spinn_nli", encoder, transition_loss_weight, policy_gradient)
-        check_beam_mix("spinn_nli", encoder, classifies_each_tree=True)
-        self._embedder = text_field_embedder
-        self._encoder = encoder
+        self._take_encoder(
+            "spinn_nli", text_field_embedder, encoder, transition_loss_weight, policy_gradient
+        )
         self._label_namespace = label_namespace
-        self._transition_loss_weight = transition_loss_weight
         self._encode_pairs_together = encode_pairs_together
-        self._policy_gradient = policy_gradient
         num_labels = vocab.get_vocab_size(label_namespace)
 
         features = 4 * encoder.get_output_dim()
@@ -138,10 +129,6 @@ class SpinnNliClassifier(Model):
         self._parse_metrics = ParseMetrics(labeled=typed and self.has_parser)
         if initializer is not None:
             initializer(self)
-
-    @property
-    def has_parser(self) -> bool:
-        return has_parser(self._encoder)
 
     def _sentence_batch(
         self, tokens: TextFieldTensors, transitions: Optional[torch.Tensor]
@@ -296,21 +283,7 @@ class SpinnNliClassifier(Model):
         return loss
 
     def make_output_human_readable(self, output_dict: Dict[str, Any]) -> Dict[str, Any]:
-        labels = self.vocab.get_index_to_token_vocabulary(self._label_namespace)
-        probs = output_dict["probs"].detach().cpu()
-        output_dict["label"] = [labels[int(i)] for i in probs.argmax(dim=-1)]
-        output_dict["label_probs"] = [
-            {labels[i]: float(prob) for i, prob in enumerate(row)} for row in probs
-        ]
-        for name in ("premise", "hypothesis"):
-            key = f"{name}_transitions"
-            if key not in output_dict or "metadata" not in output_dict:
-                continue
-            output_dict[f"{name}_tree"] = [
-                readable_tree(meta[f"{name}_tokens"], row.tolist(), LEFT_PAD_TOKEN)
-                for row, meta in zip(output_dict[key].cpu(), output_dict["metadata"])
-            ]
-        return output_dict
+        return add_readable_trees(add_labels(output_dict, self.vocab, self._label_namespace))
 
     def get_metrics(self, reset: bool = False) -> Dict[str, float]:
         metrics = {"accuracy": self._accuracy.get_metric(reset)}

@@ -3,9 +3,8 @@ from typing import Any, Dict, List
 import torch
 from allennlp.models import Model
 
-from spinn_allennlp.data.dataset_readers import LEFT_PAD_TOKEN
-from spinn_allennlp.data.trees import readable_tree
-from spinn_allennlp.modules.tree_encoder import stack_batches, transitions_source
+from spinn_allennlp.modules.sentence_batches import stack_batches
+from spinn_allennlp.modules.tree_encoder import transitions_source
 from spinn_allennlp.modules.tree_node_encoder import TreeNodeEncoder, TreeNodes
 from spinn_allennlp.pair_classification.models.enhanced_inference import (
     Composition,
@@ -13,6 +12,7 @@ from spinn_allennlp.pair_classification.models.enhanced_inference import (
     EnhancedInferenceModel,
     Side,
 )
+from spinn_allennlp.pair_classification.models.readable_output import add_readable_trees
 from spinn_core.output import GIVEN
 
 
@@ -90,16 +90,3 @@ class TreeEsimNli(EnhancedInferenceModel):
 
     def make_output_human_readable(self, output_dict: Dict[str, Any]) -> Dict[str, Any]:
         return add_readable_trees(super().make_output_human_readable(output_dict))
-
-
-def add_readable_trees(output_dict: Dict[str, Any]) -> Dict[str, Any]:
-    """Adds `premise_tree`/`hypothesis_tree` (bracketed) from the output's `*_transitions` and
-    `metadata` (when there is metadata)."""
-    if "metadata" in output_dict:
-        for name in ("premise", "hypothesis"):
-            transitions = output_dict[f"{name}_transitions"].cpu()
-            output_dict[f"{name}_tree"] = [
-                readable_tree(meta[f"{name}_tokens"], row.tolist(), LEFT_PAD_TOKEN)
-                for row, meta in zip(transitions, output_dict["metadata"])
-            ]
-    return output_dict

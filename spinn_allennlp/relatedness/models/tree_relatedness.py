@@ -8,11 +8,8 @@ from allennlp.nn import InitializerApplicator, util
 from allennlp.training.metrics import PearsonCorrelation, SpearmanCorrelation
 from torch import nn
 
-from spinn_allennlp.modules.tree_encoder import (
-    check_beam_mix,
-    check_embedder_feeds_encoder,
-    encode,
-)
+from spinn_allennlp.modules.sentence_encoder_model import SentenceEncoderModel
+from spinn_allennlp.modules.tree_encoder import encode
 from spinn_allennlp.training.metrics import MeanSquaredError
 
 
@@ -31,7 +28,7 @@ def sparse_target(score: torch.Tensor, num_classes: int) -> torch.Tensor:
 
 
 @Model.register("tree_relatedness")
-class TreeRelatedness(Model):
+class TreeRelatedness(SentenceEncoderModel):
     """Semantic relatedness of a sentence pair, as Tai et al. (2015, §4.2) on SICK: both
     sentences encoded by one shared encoder into h_L and h_R, then
 
@@ -74,10 +71,7 @@ class TreeRelatedness(Model):
         **kwargs,
     ) -> None:
         super().__init__(vocab, **kwargs)
-        check_embedder_feeds_encoder(text_field_embedder, encoder)
-        check_beam_mix("tree_relatedness", encoder, classifies_each_tree=False)
-        self._embedder = text_field_embedder
-        self._encoder = encoder
+        self._take_encoder("tree_relatedness", text_field_embedder, encoder)
         self._num_classes = num_classes
         self._dropout = nn.Dropout(dropout)
         # W_x and W_+ side by side: one layer on [h_x; h_+].

@@ -1,12 +1,12 @@
-from typing import Any, Dict, List, Optional
+from typing import Any, Dict, List
 
 from allennlp.common.checks import ConfigurationError
-from allennlp.training.callbacks import TrainerCallback
 
 from spinn_allennlp.modules.spinn_encoder import SpinnEncoder
+from spinn_allennlp.training.callbacks.training_batch_callback import TrainingBatchCallback
 
 
-class EncoderSchedule(TrainerCallback):
+class EncoderSchedule(TrainingBatchCallback):
     """Sets one setting of every `spinn` encoder with a parser (an attribute, or a setting of its
     policies: `set_on`) before each training batch, to `value(batches_completed)`: held for
     `hold_batches`, then moved over `ramp_batches` (subclasses say how), and reported in the
@@ -66,23 +66,10 @@ class EncoderSchedule(TrainerCallback):
             raise ConfigurationError(f"{type(self).__name__} needs {self.needs}")
         self._apply()
 
-    def on_batch(
-        self,
-        trainer,
-        batch_inputs: List[Dict[str, Any]],
-        batch_outputs: List[Dict[str, Any]],
-        batch_metrics: Dict[str, Any],
-        epoch: int,
-        batch_number: int,
-        is_training: bool,
-        is_primary: bool = True,
-        batch_grad_norm: Optional[float] = None,
-        **kwargs,
-    ) -> None:
-        if is_training:
-            self.batches_completed += 1
-            self._apply()
-            batch_metrics[self.attribute] = self.value(self.batches_completed)
+    def on_training_batch(self, trainer, batch_number: int, batch_metrics: Dict[str, Any]) -> None:
+        self.batches_completed += 1
+        self._apply()
+        batch_metrics[self.attribute] = self.value(self.batches_completed)
 
     def _apply(self) -> None:
         value = self.value(self.batches_completed)

@@ -1,4 +1,4 @@
-from typing import Any, Dict, List, Optional
+from typing import Any, Dict, List
 
 import torch
 from allennlp.common.checks import ConfigurationError
@@ -7,6 +7,7 @@ from allennlp.training.callbacks import TrainerCallback
 from spinn_allennlp.modules.policy_gradient import PolicyGradient
 from spinn_allennlp.modules.spinn_encoder import SpinnEncoder
 from spinn_allennlp.training.callbacks.module_gradient_clipping import ModuleGradientClipping
+from spinn_allennlp.training.callbacks.training_batch_callback import TrainingBatchCallback
 
 NO_UPDATES = (
     "parser_updates: the model gives no parser update; set the model's "
@@ -15,7 +16,7 @@ NO_UPDATES = (
 
 
 @TrainerCallback.register("parser_updates")
-class ParserUpdates(TrainerCallback):
+class ParserUpdates(TrainingBatchCallback):
     """Takes PPO's further updates of a latent parser (`policy_gradient.updates_per_batch` > 1,
     `modules/policy_gradient.py`): after the trainer's step on a batch, it takes the updates
     waiting in the model's `PolicyGradient` modules (`take_updates`); for each this computes the
@@ -69,21 +70,7 @@ class ParserUpdates(TrainerCallback):
         self._frozen = not any(parameter.requires_grad for parameter in self._parser)
         return False
 
-    def on_batch(
-        self,
-        trainer,
-        batch_inputs: List[Dict[str, Any]],
-        batch_outputs: List[Dict[str, Any]],
-        batch_metrics: Dict[str, Any],
-        epoch: int,
-        batch_number: int,
-        is_training: bool,
-        is_primary: bool = True,
-        batch_grad_norm: Optional[float] = None,
-        **kwargs,
-    ) -> None:
-        if not is_training:
-            return
+    def on_training_batch(self, trainer, batch_number: int, batch_metrics: Dict[str, Any]) -> None:
         updates = [
             update
             for module in trainer.model.modules()

@@ -7,6 +7,8 @@ import torch
 from allennlp.data import DataLoader, TensorDict
 from allennlp.training.callbacks import TrainerCallback
 
+from spinn_allennlp.training.callbacks.training_batch_callback import TrainingBatchCallback
+
 logger = logging.getLogger(__name__)
 
 
@@ -36,7 +38,7 @@ def set_random_state(state: Dict[str, Any]) -> None:
 
 
 @TrainerCallback.register("restore_random_state")
-class RestoreRandomState(TrainerCallback):
+class RestoreRandomState(TrainingBatchCallback):
     """Makes `allennlp train --recover` continue exactly as the interrupted run would have.
 
     AllenNLP's checkpoints hold the model, optimizer, learning-rate scheduler and metric
@@ -76,21 +78,8 @@ class RestoreRandomState(TrainerCallback):
         super().on_start(trainer, is_primary, **kwargs)
         trainer.data_loader = _StateRecordingLoader(trainer.data_loader, self)
 
-    def on_batch(
-        self,
-        trainer,
-        batch_inputs,
-        batch_outputs,
-        batch_metrics,
-        epoch,
-        batch_number,
-        is_training,
-        is_primary=True,
-        batch_grad_norm=None,
-        **kwargs,
-    ) -> None:
-        if is_training:
-            self._batches_in_epoch = batch_number
+    def on_training_batch(self, trainer, batch_number: int, batch_metrics: Dict[str, Any]) -> None:
+        self._batches_in_epoch = batch_number
 
     def on_epoch(self, trainer, metrics, epoch, is_primary=True, **kwargs) -> None:
         self._epochs_completed = epoch + 1

@@ -4,13 +4,8 @@ import torch
 from allennlp.training.metrics import Metric
 
 from spinn_allennlp.training.metrics.share import Share
-from spinn_core.transitions import (
-    PAD,
-    SHIFT,
-    bracket_f1,
-    is_valid,
-    labeled_bracket_f1,
-)
+from spinn_core.transitions import PAD, SHIFT, is_valid
+from spinn_core.tree_scores import bracket_f1, labeled_bracket_f1
 
 
 @Metric.register("parse_metrics")

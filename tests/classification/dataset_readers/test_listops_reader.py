@@ -16,7 +16,8 @@ from spinn_allennlp.classification.listops import (
 )
 from spinn_allennlp.data.dataset_readers import MalformedExampleError
 from spinn_allennlp.testing import FIXTURES_ROOT
-from spinn_core.transitions import brackets, check_transitions, transitions_to_string
+from spinn_core.transitions import check_transitions, transitions_to_string
+from spinn_core.tree_scores import brackets
 
 FIXTURES = FIXTURES_ROOT / "classification" / "listops"
 SAMPLE = FIXTURES / "sample.tsv"

@@ -1,0 +1,48 @@
+"""The base of our models on one text-field embedder and one sentence encoder (`spinn_classifier`,
+`spinn_nli`, `tree_node_classifier`, `tree_relatedness`): what each checks of the two when it is
+built and holds, and what it asks of its encoder."""
+
+from typing import Optional
+
+from allennlp.models import Model
+from allennlp.modules import Seq2VecEncoder, TextFieldEmbedder
+
+from spinn_allennlp.modules.input_checks import check_embedder_feeds_encoder
+from spinn_allennlp.modules.model_rules import check_beam_mix, check_parser_training
+from spinn_allennlp.modules.policy_gradient import PolicyGradient
+from spinn_allennlp.modules.tree_encoder import has_parser
+
+
+class SentenceEncoderModel(Model):
+    """A `Model` whose constructor, after `Model.__init__`, hands its embedder and encoder to
+    `_take_encoder`: checked together (the embedder's output size is the encoder's input size;
+    what trains the parser, `model_rules.check_parser_training`; a beam mixture's `mix`,
+    `model_rules.check_beam_mix`) and kept as `_embedder` and `_encoder`, with the model's
+    parser training (`_transition_loss_weight`, `_policy_gradient`)."""
+
+    # Whether the model classifies each of a beam mixture's trees alone (`check_beam_mix`).
+    classifies_each_tree = False
+
+    def _take_encoder(
+        self,
+        name: str,
+        text_field_embedder: TextFieldEmbedder,
+        encoder: Seq2VecEncoder,
+        transition_loss_weight: Optional[float] = None,
+        policy_gradient: Optional[PolicyGradient] = None,
+    ) -> None:
+        """`name`: the model's registered name, for the messages; `transition_loss_weight`:
+        None for a model that trains no parser (what trains one is then not checked)."""
+        check_embedder_feeds_encoder(text_field_embedder, encoder)
+        if transition_loss_weight is not None:
+            check_parser_training(name, encoder, transition_loss_weight, policy_gradient)
+        check_beam_mix(name, encoder, self.classifies_each_tree)
+        self._embedder = text_field_embedder
+        self._encoder = encoder
+        self._transition_loss_weight = transition_loss_weight or 0.0
+        self._policy_gradient = policy_gradient
+
+    @property
+    def has_parser(self) -> bool:
+        """Whether the encoder chooses its own transitions."""
+        return has_parser(self._encoder)
