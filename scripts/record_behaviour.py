@@ -121,6 +121,11 @@ def record_one(config: Path, overrides: Dict[str, Any], data: str) -> Dict[str, 
     output = model(**tensors)
     output["loss"].backward()
     result["loss"] = float(output["loss"].detach())
+    # What the encoder added to that loss (its `encoder_*` metrics; none before issue 81 put
+    # them on the model's books).
+    result["encoder_losses"] = {
+        name: value for name, value in model.get_metrics().items() if name.startswith("encoder_")
+    }
     result["gradients"] = {
         name: [float(p.grad.sum()), float(p.grad.abs().sum())]
         for name, p in model.named_parameters()

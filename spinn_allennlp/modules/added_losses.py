@@ -1,8 +1,9 @@
 """The losses an encoder adds to a model's in training (`AddedLosses`: its own weighted transition
-loss, the soft stack's strength entropy), carried into the model's backward pass and counted so
-that the model can report them (`encoder_loss_metrics`)."""
+loss, the soft stack's strength entropy): in the model's own loss where the model books them (our
+models: `SentenceEncoderModel`), else carried into its backward pass through the sentence
+vectors; counted either way, so that the model can report them (`encoder_loss_metrics`)."""
 
-from typing import Dict, Tuple
+from typing import Dict, List, Optional, Tuple
 
 import torch
 from allennlp.modules import Seq2VecEncoder
@@ -14,19 +15,35 @@ class AddedLosses:
     """The terms an encoder adds to the loss of its sentence vectors in training (its own
     weighted transition loss, the soft stack's strength entropy), kept so that a model reports
     them: `encoder_loss_metrics` gives each term's mean per training batch since the last
-    reset, as the metric `encoder_NAME` (the models spinn_classifier and spinn_nli report it;
-    what `attach_loss` adds is otherwise invisible in the trainer's loss)."""
+    reset, as the metric `encoder_NAME` (every `SentenceEncoderModel` reports it)."""
 
     def __init__(self) -> None:
         # name -> (running total as a float64 tensor, batches)
         self._totals: Dict[str, Tuple[torch.Tensor, int]] = {}
+        # True once a model adds the terms to its own loss (`take`): then they are kept here,
+        # not attached to the sentence vectors' gradient.
+        self.booked = False
+        self._pending: List[torch.Tensor] = []
 
     def attach(self, name: str, sentence: torch.Tensor, loss: torch.Tensor) -> torch.Tensor:
-        """`sentence`, whose backward pass adds `loss`'s gradient (`attach_loss`); `loss`
-        counted under `name`."""
+        """`loss` counted under `name`, and `sentence` as the model gets it: itself, the term
+        kept for the model's loss (`take`), when the model books the encoder's terms; else
+        `sentence` whose backward pass adds `loss`'s gradient (`attach_loss`: a model that
+        knows nothing of them, such as AllenNLP's `basic_classifier`, still trains them)."""
         total, batches = self._totals.get(name, (0.0, 0))
         self._totals[name] = (total + loss.detach().double(), batches + 1)
+        if self.booked:
+            self._pending.append(loss)
+            return sentence
         return attach_loss(sentence, loss)
+
+    def take(self) -> Optional[torch.Tensor]:
+        """The sum of the terms kept since the last call (None: none), for the model's loss."""
+        if not self._pending:
+            return None
+        total = sum(self._pending[1:], self._pending[0])
+        self._pending = []
+        return total
 
     def get_metric(self, reset: bool) -> Dict[str, float]:
         metrics = {

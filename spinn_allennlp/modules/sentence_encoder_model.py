@@ -2,11 +2,12 @@
 `spinn_nli`, `tree_node_classifier`, `tree_relatedness`): what each checks of the two when it is
 built and holds, and what it asks of its encoder."""
 
-from typing import Optional
+from typing import Any, Dict, Optional
 
 from allennlp.models import Model
 from allennlp.modules import Seq2VecEncoder, TextFieldEmbedder
 
+from spinn_allennlp.modules.added_losses import AddedLosses, encoder_loss_metrics
 from spinn_allennlp.modules.input_checks import check_embedder_feeds_encoder
 from spinn_allennlp.modules.model_rules import check_beam_mix, check_parser_training
 from spinn_allennlp.modules.policy_gradient import PolicyGradient
@@ -41,6 +42,24 @@ class SentenceEncoderModel(Model):
         self._encoder = encoder
         self._transition_loss_weight = transition_loss_weight or 0.0
         self._policy_gradient = policy_gradient
+        # The terms the encoder adds (its transition loss, a soft stack's strength entropy) go
+        # into this model's loss (`_with_encoder_losses`), where the trainer reports them.
+        added = getattr(encoder, "added_losses", None)
+        if isinstance(added, AddedLosses):
+            added.booked = True
+
+    def _with_encoder_losses(self, output: Dict[str, Any]) -> Dict[str, Any]:
+        """`output` with the terms the encoder added in this pass in its `loss` (when the pass
+        computed one; without, they are dropped: nothing is trained then)."""
+        added = getattr(self._encoder, "added_losses", None)
+        terms = added.take() if isinstance(added, AddedLosses) else None
+        if terms is not None and "loss" in output:
+            output["loss"] = output["loss"] + terms
+        return output
+
+    def _encoder_loss_metrics(self, reset: bool) -> Dict[str, float]:
+        """The mean of each term the encoder added per training batch (`encoder_NAME`)."""
+        return encoder_loss_metrics(self._encoder, reset)
 
     @property
     def has_parser(self) -> bool:

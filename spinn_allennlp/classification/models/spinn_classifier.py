@@ -10,7 +10,6 @@ from allennlp.training.metrics import CategoricalAccuracy
 from torch import nn
 
 from spinn_allennlp.data.trees import readable_tree
-from spinn_allennlp.modules.added_losses import encoder_loss_metrics
 from spinn_allennlp.modules.beam_losses import best_tree_loss, mix_beam_predictions
 from spinn_allennlp.modules.policy_gradient import PolicyGradient
 from spinn_allennlp.modules.relu_mlp import mlp_output_dim, relu_mlp
@@ -188,7 +187,7 @@ class SpinnClassifier(SentenceEncoderModel):
                         )
                     self._parse_metrics(parser_predictions(encoded), gold_transitions)
             output["loss"] = loss
-        return output
+        return self._with_encoder_losses(output)
 
     def _mixed_predictions(self, tree: SpinnOutput, keep: List[torch.Tensor]) -> torch.Tensor:
         """A beam that mixes predictions: each tree's root (`tree.beam_roots`: (batch_size,
@@ -239,7 +238,7 @@ class SpinnClassifier(SentenceEncoderModel):
             metrics[name] = accuracy.get_metric(reset)
         if self.has_parser:
             metrics.update(self._parse_metrics.get_metric(reset))
-        metrics.update(encoder_loss_metrics(self._encoder, reset))
+        metrics.update(self._encoder_loss_metrics(reset))
         return metrics
 
     default_predictor = "spinn_classifier"

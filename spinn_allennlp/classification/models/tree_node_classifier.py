@@ -189,7 +189,7 @@ class TreeNodeClassifier(SentenceEncoderModel):
             if transition_term is not None and self._transition_loss_weight:
                 loss = loss + self._transition_loss_weight * transition_term
             output["loss"] = loss
-        return output
+        return self._with_encoder_losses(output)
 
     def _score_phrases(self, node_logits: torch.Tensor, node_targets: torch.Tensor) -> None:
         targets = node_targets[:, : node_logits.size(1)].long()
@@ -247,6 +247,7 @@ class TreeNodeClassifier(SentenceEncoderModel):
             metrics["phrase_accuracy"] = self._phrase_accuracy.get_metric(reset)
         if self.has_parser:
             metrics.update(self._parse_metrics.get_metric(reset))
+        metrics.update(self._encoder_loss_metrics(reset))
         return metrics
 
     default_predictor = "tree_node_classifier"

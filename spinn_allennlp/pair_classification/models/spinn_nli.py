@@ -8,7 +8,6 @@ from allennlp.nn import InitializerApplicator, util
 from allennlp.training.metrics import CategoricalAccuracy
 from torch import nn
 
-from spinn_allennlp.modules.added_losses import encoder_loss_metrics
 from spinn_allennlp.modules.beam_losses import best_tree_loss, mix_beam_predictions
 from spinn_allennlp.modules.policy_gradient import PolicyGradient
 from spinn_allennlp.modules.relu_mlp import mlp_output_dim, relu_mlp
@@ -211,7 +210,7 @@ class SpinnNliClassifier(SentenceEncoderModel):
                 if out is not None and out.transition_logits is not None and gold is not None:
                     loss = self._with_parser_loss(loss, out, gold, gold_types)
             output["loss"] = loss
-        return output
+        return self._with_encoder_losses(output)
 
     def _classify(
         self,
@@ -289,7 +288,7 @@ class SpinnNliClassifier(SentenceEncoderModel):
         metrics = {"accuracy": self._accuracy.get_metric(reset)}
         if self.has_parser:
             metrics.update(self._parse_metrics.get_metric(reset))
-        metrics.update(encoder_loss_metrics(self._encoder, reset))
+        metrics.update(self._encoder_loss_metrics(reset))
         return metrics
 
     default_predictor = "spinn_nli"

@@ -130,7 +130,7 @@ class TreeRelatedness(SentenceEncoderModel):
             self._pearson(score.detach(), gold)
             self._spearman(score.detach(), gold)
             self._mse(score.detach(), gold)
-        return output
+        return self._with_encoder_losses(output)
 
     def make_output_human_readable(self, output_dict: Dict[str, Any]) -> Dict[str, Any]:
         output_dict["relatedness"] = [float(s) for s in output_dict["score"].detach().cpu()]
@@ -141,6 +141,7 @@ class TreeRelatedness(SentenceEncoderModel):
             "pearson": float(self._pearson.get_metric(reset)),
             "spearman": float(self._spearman.get_metric(reset)),
             "mse": self._mse.get_metric(reset),
+            **self._encoder_loss_metrics(reset),
         }
 
     default_predictor = "tree_relatedness"
