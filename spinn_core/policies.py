@@ -50,7 +50,9 @@ def forced_moves(
     empty buffer must REDUCE, once there are two items to compose. Each runner says the two
     facts in its own terms (the thin stack from its pointers; the soft stack's preferred tree
     from its depth and words shifted); the soft stack's strengths obey the same rule in
-    continuous form (``runners/soft_stack.py``)."""
+    continuous form (``runners/soft_stack.py``), and the checks of given transitions
+    (``transitions.fold``, ``batch.check_given_transitions``) refuse exactly the moves it
+    forbids: ``tests/core/test_legality_rule.py`` pins every form to this one."""
     return stack_below_two, buffer_empty & ~stack_below_two
 
 
