@@ -5,6 +5,8 @@ The model and a pass through it:
 
 * ``spinn`` — ``Spinn``: builds the parts from its options and checks them, takes a policy,
   picks a runner (``pick_runner``)
+* ``rules`` — the rule book: every rule that rejects a combination of settings, the core's and
+  the plugin's, written once
 * ``batch`` — the prepared batch every runner starts from: the checks of the word vectors,
   mask and transitions, the sentences longest first, the tape laid out with the leaves written
 * ``tape`` — the write-once tape, the thin stack's memory, with its own O(rows) backward
@@ -62,6 +64,7 @@ from spinn_core.policies import (
     Given,
     Greedy,
     Mixed,
+    PolicyTraits,
     Replayed,
     Sampled,
     SoftStrengths,
@@ -99,6 +102,7 @@ __all__ = [
     "Given",
     "Greedy",
     "Mixed",
+    "PolicyTraits",
     "Replayed",
     "Sampled",
     "SoftStrengths",

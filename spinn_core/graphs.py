@@ -16,16 +16,20 @@ state are restored afterwards, so capturing changes no result); and replays them
 Padding changes no output and no gradient: padded sentences are empty, padded steps are PAD
 (``tests/core/test_buckets.py``, float64).
 
-What runs eagerly instead (``GraphedPasses.__call__`` returns None): the CPU; a policy with
-Python state from call to call (``policy.replayable`` False: beam search, PPO's replays, a
-recording sampler); a batch
+What runs eagerly instead (``GraphedPasses.__call__`` returns None): the CPU; a policy that
+does not declare itself replayable (``policy.traits.replayable`` False: Python state from call
+to call or values read back, as beam search, PPO's replays, a recording sampler, a policy
+written elsewhere whose moves are checked on the host each step); a batch
 past the largest bucket; mixed precision with autocast's cache on; and a second pass through
 one bucket's graph while the backward pass of the first is still to come (its replay would
 overwrite what that backward pass reads). A backward pass through a graph replayed again in
 between raises instead of returning wrong gradients. A model that composes level by level
 (SPINN-PI-NT's default) is replayed through the step loop instead: the level-wise runner reads
 tree heights back to the host, and the step loop computes the same function
-(``tests/core/test_levelwise.py``); its eager passes stay level-wise.
+(``tests/core/test_levelwise.py``); its eager passes stay level-wise. A policy written
+elsewhere that declares itself replayable runs with its moves checked on the device
+(``policies.MoveCheckedOnDevice``): its graph also outputs the first wrong move's step, read
+once after each replay.
 """
 
 import dataclasses
@@ -39,9 +43,12 @@ from torch import nn
 from spinn_core.batch import check_batch, lay_out
 from spinn_core.buckets import LENGTH_BUCKETS, batch_bucket, bucket_size, pad_dims
 from spinn_core.output import STEP_FIELDS, SpinnOutput
-from spinn_core.policies import Given, TransitionPolicy
+from spinn_core.policies import Given, MoveCheckedOnDevice, TransitionPolicy
 from spinn_core.spinn import Spinn, pick_runner
 from spinn_core.transitions import PAD
+
+# The output of a bucket's pass that holds a device-checked policy's first wrong move.
+FIRST_WRONG = "first_wrong_move"
 
 
 class BucketPass(nn.Module):
@@ -91,7 +98,11 @@ class BucketPass(nn.Module):
         runner = pick_runner(policy, parts, levelwise=False, inputs=inputs)
         output = runner(batch, parts, policy)
         per_step = {name: getattr(output, name) for name in STEP_FIELDS}
-        return {"sentence": output.sentence, **per_step}
+        checked = {}
+        if isinstance(policy, MoveCheckedOnDevice):
+            # Its record of wrong moves, for the caller to read after the replay.
+            checked[FIRST_WRONG] = policy.first_wrong
+        return {"sentence": output.sentence, **per_step, **checked}
 
 
 @dataclasses.dataclass
@@ -227,6 +238,9 @@ class GraphedPasses:
             self._capture(entry, bucketed.args)
         self.entries.move_to_end(bucketed.key)
         outputs = self._run(entry, bucketed.args)
+        first_wrong = outputs.pop(FIRST_WRONG, None)
+        if isinstance(policy, MoveCheckedOnDevice):
+            policy.raise_if_illegal(first_wrong)  # one host read per pass
         return _output(outputs, inputs.size(0), bucketed.steps, policy)
 
     def bucket(
@@ -279,7 +293,7 @@ class GraphedPasses:
     def _refusal(self, inputs: torch.Tensor, policy: TransitionPolicy) -> Optional[str]:
         if self.capture and not inputs.is_cuda:
             return "not on CUDA"
-        if not policy.replayable:
+        if not policy.traits.replayable:
             return "policy not replayable (state between calls, or values read back)"
         if self.capture and torch.is_autocast_enabled() and torch.is_autocast_cache_enabled():
             return "autocast cache"
@@ -294,6 +308,7 @@ class GraphedPasses:
         return (
             repr(policy),
             type(policy),
+            type(getattr(policy, "policy", policy)),  # the policy a check wraps
             size,
             tokens,
             return_nodes,

@@ -28,14 +28,20 @@ Every policy keeps trees valid: a discrete policy either follows given transitio
 be trees before the first step) or passes its move through :meth:`Step.legal` (SHIFT when the
 stack holds fewer than two items, REDUCE when the buffer is empty), so a parse is always one
 binary tree over all the words.
+
+What a policy needs and gives (the runner it drives, what it does with given trees, whether it
+reads the parser, whether a CUDA graph can replay it, whether its moves are legal by
+construction, its mode and the demo's caption for it) is declared once on its class, its
+:class:`PolicyTraits`; everything that branches on a policy reads that declaration.
 """
 
-from dataclasses import dataclass, field
-from typing import Callable, List, Optional, Sequence, Tuple
+from dataclasses import dataclass, field, replace
+from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 import torch
 
 from spinn_core.output import Mode
+from spinn_core.rules import check_beam_mixture, check_parser_logits
 from spinn_core.transitions import PAD, REDUCE, SHIFT
 
 # () -> (must_shift, must_reduce), each (k,) bool.
@@ -108,12 +114,17 @@ class Step:
     def legal_log_probs(self, temperature: float = 1.0) -> torch.Tensor:
         """Shape (k, 2): log-probabilities of SHIFT and REDUCE under the parser's softmax (at
         ``temperature``) restricted to the legal moves: a forced move has probability 1."""
-        if self.logits is None:
-            raise ValueError("this policy needs a parser (predict_transitions=true)")
+        logits = self.parser_logits("this policy")
         must_shift, must_reduce = self.forced()
         illegal = torch.stack([must_reduce, must_shift], dim=1)
-        logits = (self.logits / temperature).masked_fill(illegal, float("-inf"))
-        return torch.log_softmax(logits, dim=-1)
+        return torch.log_softmax((logits / temperature).masked_fill(illegal, float("-inf")), -1)
+
+    def parser_logits(self, who: str) -> torch.Tensor:
+        """The parser's logits, for ``who`` (a policy that reads them); a model without a
+        parser is refused by the rule book (a pass checks it before its first step)."""
+        check_parser_logits(self.logits is not None, who)
+        assert self.logits is not None
+        return self.logits
 
 
 @dataclass
@@ -134,39 +145,172 @@ class Choice:
     parents: Optional[torch.Tensor] = None
 
 
-class TransitionPolicy:
-    """Decides the transitions of a pass. Subclasses set the class attributes and implement
-    :meth:`choose` (discrete runners) or :meth:`reduce_strength` (the soft stack)."""
+# PolicyTraits.drives: which runner a policy drives (``spinn.pick_runner``).
+DRIVES = ("discrete", "soft", "beam", "beam_mixture")
+# PolicyTraits.given: what a policy does with given transitions.
+GIVEN_USES = ("follows", "mixes", "ignores")
+
+
+@dataclass(frozen=True)
+class PolicyTraits:
+    """What a policy needs and gives, declared once on its class (``traits = PolicyTraits(...)``;
+    per instance where a constructor argument changes it, by ``dataclasses.replace``). The
+    runner picker, the checks, the CUDA graphs, the encoder and the demo's captions read it;
+    the flags code reads off a policy (``policy.soft``, ``policy.follows_given``, ...) are views
+    of it (the properties below, and :class:`TransitionPolicy`'s)."""
 
     # What ``SpinnOutput.mode`` reports: a ``Mode`` for the policies here, any name for others.
     mode: str
-    # The steps ARE the given transitions (checked trees; the balanced tree when none): the
-    # runner knows every move before the first step and may plan with it (level-wise, or the
-    # thin stack's sparse composition without a host sync per step).
-    follows_given: bool = False
-    # Needs given transitions to mix with.
-    needs_given: bool = False
-    # Reads the parser's logits.
+    # What a tree of this mode is, in words: the demo's caption for it
+    # (``spinn_allennlp/demo/render.py``'s ``SOURCE_DESCRIPTIONS``; a test keeps them equal).
+    caption: str = ""
+    # The runner it drives (one of DRIVES): "discrete" (``choose``, the thin stack), "soft"
+    # (``reduce_strength``, the soft stack), "beam" (a search over several parses per sentence,
+    # ``runners/beam.py``) or "beam_mixture" (its sentence vector mixes a beam's roots).
+    drives: str = "discrete"
+    # What it does with given transitions (one of GIVEN_USES): "follows" them (checked trees;
+    # the balanced tree when none: the runner knows every move before the first step and may
+    # plan with it), "mixes" with them (so needs them), or "ignores" them.
+    given: str = "ignores"
+    # Reads the parser's logits (``step.logits``).
     needs_parser: bool = True
-    # Drives the soft stack (``reduce_strength``) rather than a discrete one (``choose``).
-    soft: bool = False
-    # Searches over several parses per sentence (``runners/beam.py``).
-    searches: bool = False
-    # Its sentence vector is a mixture of several parses' roots (:class:`BeamMixture`).
-    mixes: bool = False
-    # Given transitions may leave a stack of trees, the top one the sentence's (the paper's
-    # left-padded mode); otherwise a given row must be one tree over its words.
-    left_padded: bool = False
-    # The task's loss can train the parser through what this policy returns (soft strengths,
-    # or the log-probabilities of sampled moves for REINFORCE), with no gold transitions.
+    # The task's loss can train the parser through what it returns (soft strengths, or the
+    # log-probabilities of sampled moves for REINFORCE), with no gold transitions.
     learns_from_task: bool = False
     # Its choices are tensor functions of the step alone (random numbers from torch's
-    # generator included): no Python state carried from call to call, so a CUDA graph of a
-    # pass can replay it (``graphs.py``).
-    replayable: bool = True
+    # generator included): no Python state carried from call to call and no value read back
+    # to the host, so a CUDA graph of a pass can replay it (``graphs.py``).
+    replayable: bool = False
+    # Its moves are legal by construction (passed through ``Step.legal``, given trees checked
+    # before the first step, or checked by itself): a pass does not check them
+    # (:func:`with_move_check`). Said of its ``choose``: a subclass that replaces ``choose``
+    # without declaring traits of its own loses it (and ``replayable``).
+    legal_by_construction: bool = False
     # The pass is run for the parser's scores of its moves alone (PPO's further updates): what
     # only the sentence vectors need (a separate composition) may be skipped.
     rescores_only: bool = False
+    # Given transitions may leave a stack of trees, the top one the sentence's (the paper's
+    # left-padded mode); otherwise a given row must be one tree over its words.
+    left_padded: bool = False
+
+    def __post_init__(self) -> None:
+        if self.drives not in DRIVES:
+            raise ValueError(f"PolicyTraits.drives must be one of {DRIVES}, got {self.drives!r}")
+        if self.given not in GIVEN_USES:
+            raise ValueError(f"PolicyTraits.given must be one of {GIVEN_USES}, got {self.given!r}")
+
+    @property
+    def follows_given(self) -> bool:
+        return self.given == "follows"
+
+    @property
+    def needs_given(self) -> bool:
+        return self.given == "mixes"
+
+    @property
+    def reads_given(self) -> bool:
+        """Given transitions reach it (it follows or mixes with them)."""
+        return self.given != "ignores"
+
+    @property
+    def soft(self) -> bool:
+        return self.drives == "soft"
+
+    @property
+    def searches(self) -> bool:
+        return self.drives in ("beam", "beam_mixture")
+
+    @property
+    def mixes(self) -> bool:
+        return self.drives == "beam_mixture"
+
+
+# The flags a policy class used to set one by one (``needs_parser = False``), each now a view
+# of its traits: still read off any policy, and still accepted as class attributes.
+FLAGS = (
+    "mode",
+    "follows_given",
+    "needs_given",
+    "needs_parser",
+    "soft",
+    "searches",
+    "mixes",
+    "left_padded",
+    "learns_from_task",
+    "replayable",
+    "rescores_only",
+)
+
+
+def traits_with_flags(traits: PolicyTraits, flags: Dict[str, Any]) -> PolicyTraits:
+    """``traits`` with old-style flags (``{"needs_parser": False, "soft": True}``) folded in."""
+    value = {name: flags.get(name, getattr(traits, name)) for name in FLAGS}
+    drives = "soft" if value["soft"] else "discrete"
+    if value["mixes"] or value["searches"]:
+        drives = "beam_mixture" if value["mixes"] else "beam"
+    given = "follows" if value["follows_given"] else "mixes" if value["needs_given"] else "ignores"
+    kept = (
+        "mode",
+        "needs_parser",
+        "learns_from_task",
+        "replayable",
+        "rescores_only",
+        "left_padded",
+    )
+    return replace(traits, drives=drives, given=given, **{name: value[name] for name in kept})
+
+
+def _view(name: str) -> Any:
+    """A read-only property: the policy's ``traits.<name>``."""
+    return property(lambda self: getattr(self.traits, name), doc=f"``traits.{name}``")
+
+
+class TransitionPolicy:
+    """Decides the transitions of a pass. A subclass declares its :class:`PolicyTraits` once
+    (``traits = PolicyTraits(mode=..., ...)``) and implements :meth:`choose` (discrete runners)
+    or :meth:`reduce_strength` (the soft stack).
+
+    A subclass written before traits, with flags as class attributes (``mode = "mine"``,
+    ``needs_parser = False``, ``soft = True``, ...), still works: :meth:`__init_subclass__`
+    folds them into its traits. A subclass that declares no mode reports its class's name."""
+
+    traits = PolicyTraits(mode="")
+
+    # Views of ``traits``, read-only (see PolicyTraits).
+    mode = _view("mode")
+    follows_given = _view("follows_given")
+    needs_given = _view("needs_given")
+    needs_parser = _view("needs_parser")
+    soft = _view("soft")
+    searches = _view("searches")
+    mixes = _view("mixes")
+    left_padded = _view("left_padded")
+    learns_from_task = _view("learns_from_task")
+    replayable = _view("replayable")
+    rescores_only = _view("rescores_only")
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        own = vars(cls)
+        flags = {
+            name: own[name] for name in FLAGS if name in own and not isinstance(own[name], property)
+        }
+        if "traits" in own:
+            if flags:
+                raise TypeError(
+                    f"{cls.__name__} declares traits and the flags {sorted(flags)}: put the "
+                    f"flags in its PolicyTraits"
+                )
+            return
+        traits = cls.traits
+        if "choose" in own or "reduce_strength" in own:
+            # What a class vouched for about its moves is not said of a method that replaces
+            # its own: they are checked, each step (as any policy written elsewhere).
+            traits = replace(traits, legal_by_construction=False, replayable=False)
+        traits = traits_with_flags(traits, flags)
+        for name in flags:
+            delattr(cls, name)  # the inherited view reads the traits
+        cls.traits = traits if traits.mode else replace(traits, mode=cls.__name__)
 
     def choose(self, step: Step) -> Choice:
         raise NotImplementedError(f"{type(self).__name__} does not drive a discrete stack")
@@ -200,12 +344,18 @@ class Given(TransitionPolicy):
     ``crop_pad_length``), whose rows shift padding words at the left that no REDUCE joins: a
     stack of trees, the top one the sentence's."""
 
-    mode = Mode.GIVEN
-    follows_given = True
-    needs_parser = False
+    traits = PolicyTraits(
+        mode=Mode.GIVEN,
+        caption="the given transitions (gold, a tree source's, or the balanced default tree)",
+        given="follows",
+        needs_parser=False,
+        replayable=True,
+        legal_by_construction=True,
+    )
 
     def __init__(self, left_padded: bool = False) -> None:
-        self.left_padded = left_padded
+        if left_padded:
+            self.traits = replace(self.traits, left_padded=True)
 
     def __repr__(self) -> str:
         return "Given(left_padded=True)" if self.left_padded else "Given()"
@@ -218,12 +368,15 @@ class Given(TransitionPolicy):
 class Greedy(TransitionPolicy):
     """The parser's most probable legal move (and the type classifier's most probable type)."""
 
-    mode = Mode.PREDICTED
+    traits = PolicyTraits(
+        mode=Mode.PREDICTED,
+        caption="the model's own parser",
+        replayable=True,
+        legal_by_construction=True,
+    )
 
     def choose(self, step: Step) -> Choice:
-        if step.logits is None:
-            raise ValueError("the greedy policy needs a parser (predict_transitions=true)")
-        action = step.legal(step.logits.argmax(dim=-1))
+        action = step.legal(step.parser_logits("the greedy policy").argmax(dim=-1))
         types = step.type_logits.argmax(dim=-1) if step.type_logits is not None else None
         return Choice(action, types=types)
 
@@ -242,9 +395,12 @@ class BeamSearch(TransitionPolicy):
     and returns the best ``width``, best first, as moves and the rows they continue
     (``Choice.parents``). ``scores``: each row's log-probability so far (sorted rows)."""
 
-    mode = Mode.PREDICTED
-    searches = True
-    replayable = False
+    traits = PolicyTraits(
+        mode=Mode.PREDICTED,
+        caption="the model's own parser",
+        drives="beam",
+        legal_by_construction=True,
+    )
 
     def __init__(self, width: int) -> None:
         if width < 1:
@@ -366,27 +522,20 @@ class BeamMixture(TransitionPolicy):
     rows), carrying gradients; ``history``: per step, the logits read and the rows continued,
     from which :meth:`path_logits` recovers the logits along each final row's path."""
 
-    mode = Mode.BEAM
-    searches = True
-    mixes = True
-    learns_from_task = True
-    replayable = False
+    traits = PolicyTraits(
+        mode=Mode.BEAM,
+        caption="the most probable tree of the model's beam (beam training)",
+        drives="beam_mixture",
+        learns_from_task=True,
+        legal_by_construction=True,
+    )
 
     MIXES = ("roots", "predictions", "best_tree")
 
     def __init__(
         self, width: int, soft_top_k: bool = False, mix: str = "roots", gumbel_scale: float = 0.0
     ) -> None:
-        if gumbel_scale < 0:
-            raise ValueError(f"beam_mixture's gumbel_scale must be >= 0, got {gumbel_scale}")
-        if gumbel_scale and soft_top_k:
-            raise ValueError("beam_mixture's gumbel_scale and soft_top_k do not go together")
-        if width < 1:
-            raise ValueError(f"beam_mixture's width must be at least 1, got {width}")
-        if soft_top_k and width < 2:
-            raise ValueError("beam_mixture's soft_top_k needs a width of at least 2")
-        if mix not in self.MIXES:
-            raise ValueError(f"beam_mixture's mix must be one of {self.MIXES}, got {mix!r}")
+        check_beam_mixture(width, soft_top_k, mix, gumbel_scale, self.MIXES)
         self.width = width
         self.soft_top_k = soft_top_k
         self.mix = mix
@@ -483,8 +632,13 @@ class Mixed(TransitionPolicy):
     model's own predictions. Types follow the transitions: given where the given transition is
     followed."""
 
-    mode = Mode.MIXED
-    needs_given = True
+    traits = PolicyTraits(
+        mode=Mode.MIXED,
+        caption="the model's parser and given transitions",
+        given="mixes",
+        replayable=True,
+        legal_by_construction=True,
+    )
 
     def __init__(self, self_transition_prob: float) -> None:
         if not 0.0 <= self_transition_prob <= 1.0:
@@ -525,13 +679,19 @@ class Sampled(_Tempered):
     follow the same trees again after the parser has changed (PPO's further updates on one
     batch), on any device and either way through the loop."""
 
-    mode = Mode.SAMPLED
-    learns_from_task = True
+    traits = PolicyTraits(
+        mode=Mode.SAMPLED,
+        caption="the model's parser, sampled (latent-tree training)",
+        learns_from_task=True,
+        replayable=True,
+        legal_by_construction=True,
+    )
 
     def __init__(self, temperature: float = 1.0, record: bool = False) -> None:
         super().__init__(temperature)
         self.draws: Optional[List[torch.Tensor]] = [] if record else None
-        self.replayable = not record
+        if record:  # its draws are Python state: no CUDA graph replays it
+            self.traits = replace(self.traits, replayable=False)
 
     def choose(self, step: Step) -> Choice:
         log_probs = step.legal_log_probs(self.temperature)
@@ -566,10 +726,13 @@ class Replayed(_Tempered):
     Checks that every replayed move is legal, which reads a value back to the host each step:
     not for a CUDA graph (``replayable`` is False)."""
 
-    mode = Mode.SAMPLED
-    learns_from_task = True
-    rescores_only = True
-    replayable = False
+    traits = PolicyTraits(
+        mode=Mode.SAMPLED,
+        caption="the model's parser, sampled (latent-tree training)",
+        learns_from_task=True,
+        rescores_only=True,
+        legal_by_construction=True,  # it checks the recorded moves itself
+    )
 
     def __init__(self, draws: Sequence[torch.Tensor], temperature: float = 1.0) -> None:
         super().__init__(temperature)
@@ -581,9 +744,7 @@ class Replayed(_Tempered):
             raise ValueError("the replayed pass runs more steps than the recorded one")
         recorded = self.draws[self.next_step]
         self.next_step += 1
-        if step.logits is None:
-            raise ValueError("the replaying policy needs a parser (predict_transitions=true)")
-        k = step.logits.size(0)
+        k = step.parser_logits("the replaying policy").size(0)
         expected = k if step.order is None else step.order.numel()
         if recorded.numel() != expected:
             raise ValueError(
@@ -618,9 +779,14 @@ class SoftStrengths(_Tempered):
     softmax at ``temperature``, or, when transitions are given, their one-hot values (the soft
     stack driven by given trees, which equals the thin stack)."""
 
-    mode = Mode.SOFT
-    soft = True
-    learns_from_task = True
+    traits = PolicyTraits(
+        mode=Mode.SOFT,
+        caption="the model's soft stack (the tree its parser prefers)",
+        drives="soft",
+        learns_from_task=True,
+        replayable=True,
+        legal_by_construction=True,  # the soft stack imposes the rule on its strengths
+    )
 
     def reduce_strength(self, step: Step) -> torch.Tensor:
         assert step.logits is not None  # needs_parser
@@ -641,9 +807,14 @@ class StraightThroughGumbel(_Tempered):
     ``temperature`` (``parser_temperature``, annealed by the ``parser_temperature_schedule``
     callback) makes the gradient less biased and noisier."""
 
-    mode = Mode.STRAIGHT_THROUGH
-    soft = True
-    learns_from_task = True
+    traits = PolicyTraits(
+        mode=Mode.STRAIGHT_THROUGH,
+        caption="the model's parser, Gumbel-sampled (latent-tree training)",
+        drives="soft",
+        learns_from_task=True,
+        replayable=True,
+        legal_by_construction=True,
+    )
 
     def reduce_strength(self, step: Step) -> torch.Tensor:
         assert step.logits is not None  # needs_parser
@@ -659,71 +830,57 @@ class StraightThroughGumbel(_Tempered):
         return -torch.log(-torch.log(uniform))
 
 
-# A policy written outside this package has its moves checked (`Spinn.checked_policy`).
-# The `choose` methods whose moves are legal by construction (they pass them through
-# `Step.legal`, follow checked trees, or check themselves).
-_CHECKED_CHOOSE = {
-    cls.choose
-    for cls in (Given, Greedy, BeamSearch, BeamMixture, Mixed, Sampled, Replayed, TransitionPolicy)
-}
+def _not_binary(name: str, t: int) -> str:
+    return f"{name}.choose returned a move that is neither SHIFT (0) nor REDUCE (1) at step {t}"
 
-# What a wrapper copies from the policy it wraps.
-_FLAGS = (
-    "mode",
-    "follows_given",
-    "needs_given",
-    "needs_parser",
-    "soft",
-    "searches",
-    "mixes",
-    "left_padded",
-    "learns_from_task",
-    "replayable",
-    "rescores_only",
-)
+
+def _illegal(name: str, t: int) -> str:
+    return (
+        f"{name}.choose chose an illegal move at step {t} (REDUCE with fewer than two items on "
+        f"the stack, or SHIFT with the buffer empty): pass its moves through "
+        f"step.legal(action), which imposes the forced ones"
+    )
+
+
+def _checked_choice(policy: TransitionPolicy, step: Step) -> Tuple[Choice, torch.Tensor]:
+    """``policy``'s choice, its shape and dtype checked (shapes only: no host read), and the
+    forced moves of each row's stack (a beam's row moves from its parent's): (must_shift,
+    must_reduce) stacked, shape (2, k)."""
+    choice = policy.choose(step)
+    action = choice.action
+    must_shift, must_reduce = step.forced()
+    if action.shape != must_shift.shape or action.dtype != torch.long:
+        raise ValueError(
+            f"{type(policy).__name__}.choose returned moves of shape {tuple(action.shape)} and "
+            f"dtype {action.dtype} at step {step.t}: one long per running sentence, shape "
+            f"{tuple(must_shift.shape)}, is expected"
+        )
+    forced = torch.stack([must_shift, must_reduce])
+    if choice.parents is not None:
+        forced = forced.index_select(1, choice.parents)
+    return choice, forced
 
 
 class MoveChecked(TransitionPolicy):
     """``policy`` with every move it chooses checked against the legal-move rule (SHIFT below two
     stack items, REDUCE once the buffer is empty, each move SHIFT = 0 or REDUCE = 1): an illegal
-    move is a ValueError naming the policy and the fix. One host read per step: a check for
-    policies written elsewhere, which this package cannot vouch for."""
+    move is a ValueError naming the policy and the fix, at the step that made it. One host read
+    per step: the check of a policy written elsewhere that does not declare itself replayable
+    (:func:`with_move_check`)."""
 
     def __init__(self, policy: TransitionPolicy) -> None:
         self.policy = policy
-        for flag in _FLAGS:
-            if hasattr(policy, flag):
-                setattr(self, flag, getattr(policy, flag))
         # Its checks read values back to the host every step: no CUDA graph can replay it.
-        self.replayable = False
+        self.traits = replace(policy.traits, replayable=False, legal_by_construction=True)
 
     def choose(self, step: Step) -> Choice:
-        choice = self.policy.choose(step)
+        choice, (must_shift, must_reduce) = _checked_choice(self.policy, step)
         action = choice.action
-        must_shift, must_reduce = step.forced()
         name = type(self.policy).__name__
-        if action.shape != must_shift.shape or action.dtype != torch.long:
-            raise ValueError(
-                f"{name}.choose returned moves of shape {tuple(action.shape)} and dtype "
-                f"{action.dtype} at step {step.t}: one long per running sentence, "
-                f"shape {tuple(must_shift.shape)}, is expected"
-            )
         if bool(((action != SHIFT) & (action != REDUCE)).any()):
-            raise ValueError(
-                f"{name}.choose returned a move that is neither SHIFT (0) nor REDUCE (1) at "
-                f"step {step.t}"
-            )
-        if choice.parents is not None:
-            # A beam's row moves from its parent's stack.
-            must_shift = must_shift.index_select(0, choice.parents)
-            must_reduce = must_reduce.index_select(0, choice.parents)
-        illegal = impose_forced(action, must_shift, must_reduce) != action
-        if bool(illegal.any()):
-            raise ValueError(
-                f"{name}.choose chose an illegal move at step {step.t} (REDUCE with fewer than "
-                f"two items on the stack, or SHIFT with the buffer empty): pass its moves "
-                f"through step.legal(action), which imposes the forced ones"
-            )
+            raise ValueError(_not_binary(name, step.t))
+        if bool((impose_forced(action, must_shift, must_reduce) != action).any()):
+            raise ValueError(_illegal(name, step.t))
         return choice
 
     def reduce_strength(self, step: Step) -> torch.Tensor:
@@ -733,11 +890,66 @@ class MoveChecked(TransitionPolicy):
         return f"MoveChecked({self.policy!r})"
 
 
+# MoveCheckedOnDevice.first_wrong where no step went wrong.
+NO_STEP = 2**62
+
+
+class MoveCheckedOnDevice(TransitionPolicy):
+    """``policy`` (written elsewhere, declared ``replayable``) with its moves checked on the
+    device: each step's moves go on legal (a move neither SHIFT nor REDUCE as SHIFT, then the
+    forced moves imposed), so the stack never sees a wrong one, and the first step at which the
+    policy chose otherwise is kept in a tensor, ``first_wrong``. :meth:`raise_if_illegal` reads
+    it once, after the pass (``Spinn.forward``; ``graphs.py`` reads a replay's from its
+    outputs), and raises :class:`MoveChecked`'s ValueError. No host read per step, so a CUDA
+    graph can replay it."""
+
+    def __init__(self, policy: TransitionPolicy) -> None:
+        self.policy = policy
+        self.traits = replace(policy.traits, legal_by_construction=True)
+        # Shape (2,): the first step of the pass with a move neither SHIFT nor REDUCE, and
+        # with an illegal move (NO_STEP: none); None before a pass's first step.
+        self.first_wrong: Optional[torch.Tensor] = None
+
+    def choose(self, step: Step) -> Choice:
+        choice, (must_shift, must_reduce) = _checked_choice(self.policy, step)
+        action = choice.action
+        binary = (action == SHIFT) | (action == REDUCE)
+        legal = impose_forced(torch.where(binary, action, SHIFT), must_shift, must_reduce)
+        wrong = torch.stack([(~binary).any(), (binary & (legal != action)).any()])
+        first = torch.where(wrong, step.t, NO_STEP)
+        if step.t > 0 and self.first_wrong is not None:
+            first = torch.minimum(self.first_wrong, first)
+        self.first_wrong = first
+        return replace(choice, action=legal)
+
+    def raise_if_illegal(self, first_wrong: Optional[torch.Tensor] = None) -> None:
+        """Raises the ValueError of the first wrong move of the last pass, if any (one host
+        read). ``first_wrong``: that pass's record, when not this object's (a graph's
+        replay)."""
+        first_wrong = self.first_wrong if first_wrong is None else first_wrong
+        self.first_wrong = None
+        if first_wrong is None:
+            return
+        not_binary, illegal = first_wrong.tolist()
+        name = type(self.policy).__name__
+        if not_binary <= illegal and not_binary != NO_STEP:
+            raise ValueError(_not_binary(name, not_binary))
+        if illegal != NO_STEP:
+            raise ValueError(_illegal(name, illegal))
+
+    def reduce_strength(self, step: Step) -> torch.Tensor:
+        return self.policy.reduce_strength(step)
+
+    def __repr__(self) -> str:
+        return f"MoveCheckedOnDevice({self.policy!r})"
+
+
 def with_move_check(policy: TransitionPolicy) -> TransitionPolicy:
-    """``policy`` itself when its moves are legal by construction (a discrete policy of this
-    package, or a soft one); else it wrapped in :class:`MoveChecked`."""
-    if policy.soft or isinstance(policy, MoveChecked):
+    """``policy`` itself when its moves are legal by construction (its traits say so: this
+    package's policies, a checked one) or it drives the soft stack (which imposes the rule on
+    its strengths); else it wrapped in a check: :class:`MoveCheckedOnDevice` when it declares
+    itself replayable (no host read per step), :class:`MoveChecked` otherwise."""
+    traits = policy.traits
+    if traits.legal_by_construction or traits.soft:
         return policy
-    if type(policy).choose in _CHECKED_CHOOSE:
-        return policy
-    return MoveChecked(policy)
+    return MoveCheckedOnDevice(policy) if traits.replayable else MoveChecked(policy)

@@ -3,13 +3,16 @@
 
 A new way of choosing trees is one class, registered by name::
 
-    from spinn_core.policies import Choice, Step, TransitionPolicy
+    from spinn_core.policies import Choice, PolicyTraits, Step, TransitionPolicy
     from spinn_core.policy_registry import register_policy
 
     @register_policy("reduce_when_possible")
     class ReduceWhenPossible(TransitionPolicy):
-        mode = "reduce_when_possible"
-        needs_parser = False  # it does not read step.logits
+        traits = PolicyTraits(
+            mode="reduce_when_possible",
+            needs_parser=False,  # it does not read step.logits
+            replayable=True,  # a tensor function of the step: a CUDA graph may replay it
+        )
 
         def choose(self, step: Step) -> Choice:
             must_shift, _ = step.forced()  # (k,) bool: fewer than two items on the stack
@@ -17,10 +20,15 @@ A new way of choosing trees is one class, registered by name::
             return Choice(step.legal(torch.ones_like(must_shift, dtype=torch.long)))
 
 and chosen in a config by ``{"type": "reduce_when_possible", ...}``, the other keys its
-constructor's arguments (``--include-package`` the module that defines it). The runner checks
-the moves of a policy whose ``choose`` is not one of this package's
+constructor's arguments (``--include-package`` the module that defines it). Its
+:class:`~spinn_core.policies.PolicyTraits` say what it needs and gives (the runner it drives,
+what it does with given trees, ...); a class written before them, with flags as class
+attributes (``mode = "reduce_when_possible"``, ``needs_parser = False``), still works. The
+runner checks the moves of a policy whose traits do not say they are legal by construction
 (:func:`spinn_core.policies.with_move_check`): an illegal move is an error that names the
-policy and says what to do, not an index error deep in the stack.
+policy and says what to do, not an index error deep in the stack. The check of a policy that
+declares itself ``replayable`` runs on the device and is read once per pass; of any other,
+on the host at every step.
 """
 
 import inspect

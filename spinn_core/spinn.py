@@ -10,18 +10,25 @@ given trees, tree-height calls), or the soft stack (NSHRDLU Models 3-4).
 """
 
 import logging
-from typing import Callable, List, Optional, Set
+from typing import Callable, Dict, List, Optional, Set
 
 import torch
 from torch import nn
 
 from spinn_core.batch import PreparedBatch, prepare_batch
 from spinn_core.cells import BufferProjection, Summaries, Tracker
-from spinn_core.compositions import CompositionSetting, build_composition, composition_choice
+from spinn_core.compositions import CompositionSetting, build_composition
 from spinn_core.fused import fused_refusal, run_fused_thin_stack
 from spinn_core.output import SpinnOutput
 from spinn_core.parts import SpinnParts
-from spinn_core.policies import Given, TransitionPolicy, beam_start_scores, with_move_check
+from spinn_core.policies import (
+    Given,
+    MoveCheckedOnDevice,
+    TransitionPolicy,
+    beam_start_scores,
+    with_move_check,
+)
+from spinn_core.rules import check_options, check_policy
 from spinn_core.runners.beam import run_beam, run_beam_mixture
 from spinn_core.runners.levelwise import run_levelwise
 from spinn_core.runners.soft_stack import run_soft_stack
@@ -29,118 +36,6 @@ from spinn_core.runners.thin_stack import run_thin_stack
 from spinn_core.transitions import PAD
 
 logger = logging.getLogger(__name__)
-
-# ----------------------------------------------------------------------------------------------
-# Which arguments of the core go together, each message naming the one to change.
-#
-# :func:`check_options` runs once when a :class:`~spinn_core.spinn.Spinn` is built;
-# :func:`check_policy` before each pass, for what depends on the call (the policy and the
-# tensors passed). The ``spinn`` encoder's config has its own rule book, on its keys
-# (``spinn_allennlp.modules.encoder_settings``), checked before the core is built.
-# ----------------------------------------------------------------------------------------------
-
-
-LEAVES = ("projection", "cell")
-
-
-def check_options(
-    input_dim: int,
-    hidden_dim: int,
-    tracking_dim: int = 0,
-    predict_transitions: bool = False,
-    composition: CompositionSetting = "treelstm",
-    projection_dropout: float = 0.0,
-    projection_batch_norm: bool = False,
-    node_input_dim: int = 0,
-    leaf: str = "projection",
-    reduce_types: int = 0,
-    summary_dim: int = 0,
-) -> None:
-    """Raises ValueError for arguments of the core's :class:`~spinn_core.spinn.Spinn` that
-    cannot work together, naming the one to change. (The ``spinn`` encoder's own settings —
-    its blocks, policies and loss weights — have their rule book in
-    ``spinn_allennlp.modules.encoder_settings``.)"""
-    if input_dim < 1 or hidden_dim < 1:
-        raise ValueError(
-            f"input_dim and hidden_dim must be positive, got {input_dim}, {hidden_dim}"
-        )
-    if tracking_dim < 0 or summary_dim < 0 or node_input_dim < 0 or reduce_types < 0:
-        raise ValueError(
-            "tracking_dim, summary_dim, node_input_dim and reduce_types must be >= 0, got "
-            f"{tracking_dim}, {summary_dim}, {node_input_dim}, {reduce_types}"
-        )
-    composition_choice(composition)  # a registered name, its arguments accepted
-    if leaf not in LEAVES:
-        raise ValueError(f"leaf must be 'projection' or 'cell', got {leaf!r}")
-    needs_tracker = {
-        "predict_transitions=true (a parser)": predict_transitions,
-        "reduce_types > 0 (typed REDUCE)": reduce_types > 0,
-        "summary_dim > 0 (stack and buffer summaries)": summary_dim > 0,
-    }
-    for what, asked in needs_tracker.items():
-        if asked and tracking_dim <= 0:
-            raise ValueError(f"{what} needs a tracking LSTM: set tracking_dim > 0")
-    if not 0.0 <= projection_dropout < 1.0:
-        raise ValueError(
-            f"projection_dropout is a drop rate in [0, 1), got {projection_dropout} (the "
-            "paper's tables give keep rates: drop = 1 - keep)"
-        )
-    if leaf == "cell":
-        if node_input_dim != input_dim:
-            raise ValueError(
-                "leaf='cell' feeds the word vectors through the node input: node_input_dim "
-                f"({node_input_dim}) must equal input_dim ({input_dim})"
-            )
-        if tracking_dim > 0:
-            raise ValueError("leaf='cell' is for models without tracking: set tracking_dim = 0")
-        if projection_dropout or projection_batch_norm:
-            raise ValueError("projection_dropout and projection_batch_norm need leaf='projection'")
-
-
-def check_policy(
-    policy: TransitionPolicy,
-    has_parser: bool,
-    has_type_classifier: bool,
-    num_reduce_types: int,
-    node_input_dim: int,
-    has_summaries: bool,
-    transitions_given: bool,
-    reduce_types_given: bool,
-    node_inputs_given: bool,
-) -> None:
-    """Raises ValueError when a model with these parts cannot run ``policy`` on the tensors
-    passed (whether transitions, REDUCE types and node inputs were given)."""
-    if policy.needs_parser and not has_parser:
-        raise ValueError(
-            f"{type(policy).__name__} (mode {str(policy.mode)!r}) reads the parser's logits "
-            f"(needs_parser = True, the TransitionPolicy default), so it needs a parser, and "
-            f"this model has none: give it one (predict_transitions=true with a "
-            f"tracking_dim, or a parser block), or, for a policy of your own that does not "
-            f"read step.logits, set needs_parser = False on its class"
-        )
-    if policy.needs_given and not transitions_given:
-        raise ValueError(f"mode {str(policy.mode)!r} needs given transitions to mix with")
-    if node_inputs_given != (node_input_dim > 0):
-        raise ValueError(
-            f"node_inputs must be given exactly when node_input_dim > 0 "
-            f"(node_input_dim = {node_input_dim})"
-        )
-    if policy.soft and node_input_dim:
-        raise ValueError("node inputs are not implemented on the soft stack")
-    if policy.soft and has_summaries:
-        raise ValueError(
-            "stack and buffer summaries are not implemented on the soft stack: set summary_dim = 0"
-        )
-    if (
-        num_reduce_types
-        and not has_type_classifier
-        and not (reduce_types_given and policy.follows_given)
-    ):
-        raise ValueError(
-            "typed REDUCE without a type classifier (predict_transitions=false) follows given "
-            "reduce_types only"
-        )
-
 
 # A runner: a prepared batch, the model's parts and a transition policy in, a SpinnOutput out
 # (``runners/``).
@@ -155,12 +50,12 @@ def pick_runner(
     level by level for given trees without a tracker (``levelwise``: the loop runs tree-height
     times instead of 2N - 1), else the thin stack: on CUDA's static-shape path its fused
     kernels (``fused/``: a launch or two a step) where they implement the pass, otherwise the
-    PyTorch step loop, the reason said once (:func:`fused_refusal`)."""
-    if policy.soft:
-        return run_soft_stack
-    if policy.searches:
-        return run_beam_mixture if policy.mixes else run_beam
-    if policy.follows_given and parts.tracker is None and levelwise:
+    PyTorch step loop, the reason said once (:func:`fused_refusal`). Read off the policy's
+    declaration: ``traits.drives``, then ``traits.given``."""
+    traits = policy.traits
+    if traits.drives != "discrete":
+        return _DRIVEN[traits.drives]
+    if traits.given == "follows" and parts.tracker is None and levelwise:
         return run_levelwise
     device = inputs.device
     if device.type == "cuda" and parts.uses_static_shapes(device):
@@ -170,6 +65,13 @@ def pick_runner(
         _say_once(reason)
     return run_thin_stack
 
+
+# The runner of each PolicyTraits.drives other than "discrete" (the thin stack's, above).
+_DRIVEN: Dict[str, Runner] = {
+    "soft": run_soft_stack,
+    "beam": run_beam,
+    "beam_mixture": run_beam_mixture,
+}
 
 _SAID: Set[str] = set()
 
@@ -249,12 +151,8 @@ class Spinn(nn.Module):
             leaf=leaf,
             reduce_types=num_reduce_types,
             summary_dim=summary_dim,
+            parser_trains_nodes=parser_trains_nodes,
         )
-        if not parser_trains_nodes and not tracking_dim:
-            raise ValueError(
-                "parser_trains_nodes=False detaches the tracker's inputs: it needs a tracker "
-                "(tracking_dim > 0)"
-            )
         self.parser_trains_nodes = parser_trains_nodes
         self.input_dim = input_dim
         self.hidden_dim = hidden_dim
@@ -363,7 +261,10 @@ class Spinn(nn.Module):
         if batch.total_steps == 0:
             return self._empty_output(batch, policy)
         runner = runner or pick_runner(policy, parts, self.levelwise, inputs)
-        return runner(batch, parts, policy)
+        output = runner(batch, parts, policy)
+        if isinstance(policy, MoveCheckedOnDevice):
+            policy.raise_if_illegal()  # its moves' check: one host read per pass
+        return output
 
     def checked_policy(
         self,

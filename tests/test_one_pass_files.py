@@ -62,7 +62,7 @@ def batch():
 
 
 NUMBERS = {"eight": 8, "nine": 9, "ten": 10, "eleven": 11, "twelve": 12, "thirteen": 13,
-           "fourteen": 14, "fifteen": 15}  # fmt: skip
+           "fourteen": 14, "fifteen": 15, "sixteen": 16}  # fmt: skip
 
 
 def test_the_page_lists_as_many_files_as_it_says():

@@ -27,7 +27,8 @@ TARGET_TREE_HEIGHT = 220  # deep trees are squeezed towards this height, not bel
 
 # What `*_transitions_source` values mean, for the captions: the vocabulary of
 # `spinn_allennlp.modules.tree_encoder` (kept here as text, the renderer importing nothing but
-# the standard library; a test checks that every value it can take has a caption).
+# the standard library; a test checks that every value it can take has a caption, and that a
+# mode's is the caption its policies declare: `spinn_core.policies.PolicyTraits.caption`).
 SOURCE_DESCRIPTIONS = {
     "gold": "the corpus's binary parse",
     "predicted": "the model's own parser",

@@ -47,6 +47,8 @@ from spinn_allennlp.pair_classification.predictors.spinn_nli import (
     SpinnNliPredictor,
     tree_source_from,
 )
+from spinn_allennlp.settings_errors import configuration_errors
+from spinn_core import rules
 from spinn_core.transitions import balanced_transitions
 
 logger = logging.getLogger(__name__)
@@ -136,11 +138,11 @@ def load_predictor(
         return SpinnNliPredictor(archive.model, reader), PAIR
     if isinstance(reader, (TextClassificationTransitionsReader, TextClassificationJsonReader)):
         if tree_source is not None:
-            if not isinstance(reader, TreeDatasetReader):
-                raise ConfigurationError(
-                    f"--tree-source needs a reader that makes trees; this archive's reader is "
-                    f"{type(reader).__name__} (its encoder composes the balanced tree)"
+            with configuration_errors():
+                rules.check_tree_source_reader(
+                    "--tree-source", type(reader).__name__, isinstance(reader, TreeDatasetReader)
                 )
+            assert isinstance(reader, TreeDatasetReader)  # (checked: for mypy)
             reader.tree_source = source
         return SentencePredictor(archive.model, reader), SENTENCE
     raise ConfigurationError(

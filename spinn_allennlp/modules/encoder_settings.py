@@ -1,6 +1,6 @@
-"""The `spinn` encoder's settings: its blocks, the one rule book of which settings go together,
-and the translation of the old flat keys (0.1.0 and 0.2.0 configs) into the blocks and
-policies.
+"""The `spinn` encoder's settings: its blocks (checked together by the rule book,
+``spinn_core.rules.check_encoder_settings``), and the translation of the old flat keys (0.1.0
+and 0.2.0 configs) into the blocks and policies.
 
 A config chooses a variant by its parts, not by flags::
 
@@ -20,27 +20,19 @@ with a deprecation warning naming the new form, so every committed config and ar
 import logging
 import warnings
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Dict, List, Mapping, Optional, Tuple
+from typing import Any, Dict, List, Mapping, Optional, Tuple
 
 from allennlp.common import FromParams
-from allennlp.common.checks import ConfigurationError
 
-from spinn_core.compositions import CompositionSetting, composition_choice
-from spinn_core.policies import StraightThroughGumbel, TransitionPolicy
-
-if TYPE_CHECKING:
-    from spinn_allennlp.modules.own_parser import OwnParser
+# (SettingsError: exported here too, where it was before the rule book.)
+from spinn_allennlp.settings_errors import SettingsError, configuration_errors  # noqa: F401
+from spinn_core import rules
 
 logger = logging.getLogger(__name__)
 
 
-class SettingsError(ConfigurationError, ValueError):
-    """Settings of the encoder that cannot work together, or one that would not be read: an
-    AllenNLP ConfigurationError, and a ValueError for Python callers."""
-
-
 # The `mixed_precision` values.
-MIXED_PRECISION_VALUES = ("bf16",)
+MIXED_PRECISION_VALUES = rules.MIXED_PRECISION_VALUES
 # The REDUCE type embedding's size when `type_dim` is left out.
 DEFAULT_TYPE_DIM = 16
 
@@ -152,14 +144,9 @@ def translate_legacy_keys(config: Mapping[str, Any]) -> Dict[str, Any]:
         if value == _BLOCK_DEFAULTS.get(key, object()) or value is None:
             continue  # the old default, written out: nothing to set
         config[block] = {**dict(config.get(block) or {}), field: value}
-    tracker = config.get("tracker")
-    if tracker is not None and not tracker.get("tracking_dim"):
-        needs = sorted(k for k in tracker if k != "tracking_dim")
-        raise SettingsError(
-            f"{', '.join(needs)} need a tracking LSTM: set tracker.tracking_dim > 0 "
-            f"(tracking_dim in the old form)"
-        )
-    policies = _translate_policy_keys(config)
+    with configuration_errors():
+        rules.check_legacy_tracker(config.get("tracker"))
+        policies = _translate_policy_keys(config)
     message = (
         "spinn encoder: old config keys translated; the new form is "
         + "; ".join(moved + policies)
@@ -180,35 +167,9 @@ def _translate_policy_keys(config: Dict[str, Any]) -> List[str]:
     has_parser = bool((config.get("tracker") or {}).get("predict_transitions")) or bool(
         config.get("parser")
     )
-    if not has_parser:
-        raise SettingsError(
-            f"{', '.join(set_keys)}: settings of how a parser makes trees, and this encoder has "
-            "none: set tracker.predict_transitions: true (or a parser block), or leave them out"
-        )
-    if values["beam_size"] < 1:
-        raise SettingsError(f"beam_size must be at least 1, got {values['beam_size']}")
+    rules.check_legacy_policy_keys(values, POLICY_KEYS, has_parser)
     soft, gumbel = values["soft_stack"], values["gumbel_straight_through"]
     temperature = values["parser_temperature"]
-    if not soft:
-        for key in ("soft_at_test_time", "gumbel_straight_through", "parser_temperature"):
-            if values[key] != POLICY_KEYS[key]:
-                raise SettingsError(f"{key} is read only with soft_stack: true: leave it out")
-    if values["parse_at_test_time"] is False and soft:
-        # (true agrees: the soft stack parses at evaluation too; 0.2 archives write it out.)
-        raise SettingsError(
-            "parse_at_test_time: false would follow given trees, and the soft stack follows "
-            "its own parser (soft_at_test_time chooses how): leave it out"
-        )
-    if values["parse_at_test_time"] is False and values["beam_size"] > 1:
-        raise SettingsError(
-            "beam_size is read where the parser parses at evaluation, and parse_at_test_time: "
-            "false follows the given trees: leave one of them out"
-        )
-    if gumbel and values["soft_at_test_time"]:
-        raise SettingsError(
-            "soft_at_test_time: true is not followed with gumbel_straight_through, which "
-            "evaluates on the discrete stack with the parser's greedy moves: leave it out"
-        )
     tempered = {} if temperature == 1.0 else {"temperature": temperature}
     own_parse: Dict[str, Any] = (
         {"type": "beam_search", "width": values["beam_size"]}
@@ -237,12 +198,9 @@ def _translate_policy_keys(config: Dict[str, Any]) -> List[str]:
             # An old key that says what the new policy says is fine (an archive's config,
             # overridden with the new form); one that contradicts it would not be read.
             for key in deciding:
-                if key in set_keys and not _agrees(key, values[key], explicit):
-                    raise SettingsError(
-                        f"{setting} {explicit} replaces what {key}: {values[key]} would "
-                        f"choose, so {key} would not be read: leave one of them out (for an "
-                        f"archive's old key, override it as well)"
-                    )
+                if key in set_keys:
+                    agrees = _agrees(key, values[key], explicit)
+                    rules.check_legacy_key_read(setting, explicit, key, values[key], agrees)
             continue
         default = {"type": "given"} if setting == "training_policy" else {"type": "greedy"}
         if policy != default:
@@ -266,188 +224,3 @@ def _agrees(key: str, value: Any, policy: Any) -> bool:
     if key == "self_transition_prob":
         return kind == "mixed" and policy.get("self_transition_prob") == value
     return kind == "straight_through_gumbel"  # gumbel_straight_through
-
-
-def _composition_problem(composition: CompositionSetting) -> Optional[str]:
-    """What is wrong with the `composition` setting (not a registered name, or arguments its
-    class does not take), or None."""
-    try:
-        composition_choice(composition)
-    except ValueError as error:
-        return str(error)
-    return None
-
-
-def check_encoder_settings(
-    input_dim: int,
-    hidden_dim: int,
-    tracker: Optional[TrackerSettings],
-    parser: Optional["OwnParser"],
-    composition: CompositionSetting,
-    projection: ProjectionSettings,
-    training_policy: TransitionPolicy,
-    evaluation_policy: TransitionPolicy,
-    transition_loss_weight: float,
-    strength_entropy_weight: float,
-    speed: SpeedSettings,
-) -> None:
-    """The rule book: raises ConfigurationError for settings that cannot work together or that
-    would not be read, naming the key to change. Every rule on the encoder's settings is here
-    (the core checks its own arguments again, `spinn_core.spinn.check_options`, for users of
-    the core)."""
-    predicts = tracker is not None and tracker.predict_transitions
-    has_own_parser = parser is not None
-    has_parser = predicts or has_own_parser
-    policies = {"training_policy": training_policy, "evaluation_policy": evaluation_policy}
-    soft = [name for name, policy in policies.items() if policy.soft]
-    composition_problem = _composition_problem(composition)
-    rules = [
-        (
-            input_dim < 1 or hidden_dim < 1,
-            f"input_dim and hidden_dim must be positive, got {input_dim}, {hidden_dim}",
-        ),
-        (composition_problem is not None, str(composition_problem)),
-        (
-            not 0.0 <= projection.dropout < 1.0,
-            f"projection.dropout is a drop rate in [0, 1), got {projection.dropout} (the "
-            "paper's tables give keep rates: drop = 1 - keep)",
-        ),
-        (
-            speed.mixed_precision is not None
-            and speed.mixed_precision not in MIXED_PRECISION_VALUES,
-            f"speed.mixed_precision must be one of {list(MIXED_PRECISION_VALUES)} or null, "
-            f"got {speed.mixed_precision!r}",
-        ),
-        (
-            speed.graph_batch_size is not None and not speed.cuda_graphs,
-            "speed.graph_batch_size is read only with speed.cuda_graphs: true: leave it out",
-        ),
-        (
-            speed.graph_batch_size is not None and speed.graph_batch_size < 1,
-            f"speed.graph_batch_size must be positive, got {speed.graph_batch_size}",
-        ),
-        (
-            speed.levelwise is True and speed.cuda_graphs,
-            "speed.levelwise: true with speed.cuda_graphs: true cannot be replayed (the "
-            "level-wise runner reads tree heights back to the host): leave levelwise out, and "
-            "the graphs replay the step loop (passes that run eagerly stay level-wise)",
-        ),
-        (
-            speed.levelwise is not None and tracker is not None,
-            "speed.levelwise is read only without a tracker (SPINN-PI-NT composes level by "
-            "level; a tracker reads every step): leave it out",
-        ),
-        (
-            transition_loss_weight != 0 and not has_parser,
-            "transition_loss_weight trains a parser: it needs tracker.predict_transitions: "
-            "true or a parser block",
-        ),
-    ]
-    rules += _tracker_rules(tracker, has_own_parser, soft)
-    rules += _parser_block_rules(parser)
-    rules += _policy_rules(policies, has_parser, strength_entropy_weight)
-    for broken, message in rules:
-        if broken:
-            raise SettingsError(message)
-
-
-def _policy_rules(
-    policies: Dict[str, TransitionPolicy], has_parser: bool, strength_entropy_weight: float
-) -> List[Tuple[bool, str]]:
-    """(broken, message) of the rules on the two policies."""
-    rules = []
-    for name, policy in policies.items():
-        kind = type(policy).__name__
-        rules.append(
-            (
-                policy.needs_parser and not has_parser,
-                f"{name} {kind} reads the parser's logits, and this encoder has no parser: "
-                f"give it one (tracker.predict_transitions: true, or a parser block), or, for "
-                f"a policy of your own that does not read step.logits, set needs_parser = "
-                f"False on its class",
-            )
-        )
-    training_policy = policies["training_policy"]
-    rules.append(
-        (
-            strength_entropy_weight != 0
-            and not (
-                training_policy.soft and not isinstance(training_policy, StraightThroughGumbel)
-            ),
-            "strength_entropy_weight sharpens the soft stack's strengths in training: it needs "
-            'training_policy {"type": "soft"} (straight-through Gumbel\'s are already 0 or 1)',
-        )
-    )
-    return rules
-
-
-def _tracker_rules(
-    tracker: Optional[TrackerSettings], has_own_parser: bool, soft: List[str]
-) -> List[Tuple[bool, str]]:
-    """The rules on the tracker block and what it goes with."""
-    if tracker is None:
-        return [
-            (
-                has_own_parser and bool(soft),
-                f"a parser block drives a discrete stack: {' and '.join(soft)} cannot be soft",
-            )
-        ]
-    sizes = (tracker.tracking_dim, tracker.summary_dim, tracker.reduce_types)
-    return [
-        (
-            tracker.tracking_dim < 1,
-            "tracker.tracking_dim must be positive (no tracker: leave the block out)",
-        ),
-        (
-            min(sizes) < 0,
-            "tracker.summary_dim and tracker.reduce_types must be >= 0, got "
-            f"{tracker.summary_dim}, {tracker.reduce_types}",
-        ),
-        (
-            tracker.type_dim is not None and not tracker.reduce_types,
-            "tracker.type_dim is the size of the REDUCE type embedding: it is read only with "
-            "tracker.reduce_types > 0",
-        ),
-        (
-            tracker.type_dim is not None and tracker.type_dim < 1,
-            f"tracker.type_dim must be positive, got {tracker.type_dim}",
-        ),
-        (
-            has_own_parser and tracker.predict_transitions,
-            "a parser block does not go with tracker.predict_transitions: true (the parser "
-            "block is the parser): leave one out",
-        ),
-        (
-            has_own_parser and tracker.reduce_types > 0,
-            "a parser block does not go with tracker.reduce_types > 0 (it predicts no REDUCE "
-            "types): leave it out",
-        ),
-        (
-            has_own_parser and bool(soft),
-            f"a parser block drives a discrete stack: {' and '.join(soft)} cannot be soft",
-        ),
-        (
-            bool(soft) and tracker.summary_dim > 0,
-            "stack and buffer summaries (tracker.summary_dim) are not implemented on the soft "
-            f"stack, which {' and '.join(soft)} drive: set summary_dim to 0",
-        ),
-        (
-            not tracker.predict_transitions and not tracker.composition_reads_tracker,
-            "tracker.composition_reads_tracker: false without tracker.predict_transitions: "
-            "nothing would read the tracker (no parser scores from it, and the composition "
-            "leaves it out), though it runs at every step: leave the tracker block out",
-        ),
-    ]
-
-
-def _parser_block_rules(parser: Optional["OwnParser"]) -> List[Tuple[bool, str]]:
-    """The rules on the parser block's own settings."""
-    if parser is None:
-        return []
-    return [
-        (
-            parser.vocab_namespace != "tokens" and not parser.embedding_dim,
-            "parser.vocab_namespace names the vocabulary of the parser's own embeddings: it "
-            "is read only with parser.embedding_dim > 0 (0: the parser reads the word vectors)",
-        )
-    ]

@@ -7,7 +7,6 @@ AllenNLP's `mask=None` (`word_mask`)."""
 from typing import Optional
 
 import torch
-from allennlp.common.checks import ConfigurationError
 from allennlp.modules import Seq2VecEncoder, TextFieldEmbedder
 from allennlp.modules.seq2vec_encoders import (
     BagOfEmbeddingsEncoder,
@@ -17,6 +16,8 @@ from allennlp.modules.seq2vec_encoders import (
 )
 
 from spinn_allennlp.modules.padded_lstm import PaddedLstmSeq2VecEncoder
+from spinn_allennlp.settings_errors import configuration_errors
+from spinn_core import rules
 
 
 def input_size_setting(encoder: Seq2VecEncoder) -> str:
@@ -33,13 +34,9 @@ def check_embedder_feeds_encoder(
 ) -> None:
     """Raises `ConfigurationError` naming the setting to change unless `embedder`'s output size
     is `encoder`'s input size (`name`: the model's parameter that holds the encoder)."""
-    embedding_dim, input_dim = embedder.get_output_dim(), encoder.get_input_dim()
-    if embedding_dim != input_dim:
-        setting = input_size_setting(encoder)
-        raise ConfigurationError(
-            f"the text_field_embedder gives word vectors of size {embedding_dim}, but the "
-            f"{name}'s {setting} is {input_dim}: set {name}.{setting} to {embedding_dim} (or "
-            f"change the embedder's size to {input_dim})"
+    with configuration_errors():
+        rules.check_embedder_feeds_encoder(
+            embedder.get_output_dim(), encoder.get_input_dim(), name, input_size_setting(encoder)
         )
 
 
@@ -49,13 +46,14 @@ def word_mask(
     """The mask an encoder's `forward` got, or, for `None`, every position a word (as
     AllenNLP's own `Seq2VecEncoder`s read it); raises `ConfigurationError` naming the setting to
     change when the word vectors' size is not the encoder's input size."""
-    if inputs.dim() == 3 and inputs.size(-1) != encoder.get_input_dim():
-        setting = input_size_setting(encoder)
-        raise ConfigurationError(
-            f"{type(encoder).__name__} got word vectors of size {inputs.size(-1)}, but its "
-            f"{setting} is {encoder.get_input_dim()}: set the encoder's {setting} to the output "
-            f"size of the embedder that feeds it ({inputs.size(-1)})"
-        )
+    if inputs.dim() == 3:
+        with configuration_errors():
+            rules.check_word_vector_size(
+                type(encoder).__name__,
+                inputs.size(-1),
+                encoder.get_input_dim(),
+                input_size_setting(encoder),
+            )
     check_word_vector_dtype(encoder, inputs)
     if mask is None:
         return torch.ones(inputs.shape[:-1], dtype=torch.bool, device=inputs.device)

@@ -10,6 +10,7 @@ from spinn_core.graphs import GraphedSpinn
 from spinn_core.output import PARSER_FIELDS, SpinnOutput
 from spinn_core.parser_network import ParserNetwork
 from spinn_core.policies import Given, TransitionPolicy
+from spinn_core.rules import check_beam_mixture_nodes, check_parser_vocabulary
 from spinn_core.spinn import Spinn
 
 
@@ -67,13 +68,8 @@ def parser_network(
     """The `parser` block's network: its own embeddings over the vocabulary's namespace (with
     `embedding_dim`), else reading the encoder's `input_dim` word vectors."""
     num_embeddings = 0
-    if settings.embedding_dim:
-        if vocab is None:
-            raise ValueError(
-                "a parser with embeddings of its own (parser.embedding_dim > 0) needs the "
-                "vocabulary: AllenNLP passes it to a model's encoder; in Python pass "
-                "SpinnEncoder(..., vocab=vocab)"
-            )
+    check_parser_vocabulary(settings.embedding_dim, has_vocab=vocab is not None)
+    if settings.embedding_dim and vocab is not None:
         num_embeddings = vocab.get_vocab_size(settings.vocab_namespace)
     return ParserNetwork(
         input_dim=settings.embedding_dim or input_dim,
@@ -129,11 +125,7 @@ def _compose_beam(
     trees of every sentence, and the sentence vector is their roots weighted by the softmax of
     the parser's scores of them (``spinn_core/runners/beam.py``), so the task's gradient
     reaches the parser through the scores alone."""
-    if return_nodes:
-        raise ValueError(
-            "beam_mixture's sentence vector mixes several trees: node states are not "
-            "returned with it (use greedy or beam_search for them)"
-        )
+    check_beam_mixture_nodes(return_nodes)
     assert parsed.beam_scores is not None and parsed.beam_transitions is not None
     batch_size, width = parsed.beam_scores.shape
     roots = composition(

@@ -3,8 +3,9 @@ from typing import List, Optional, Protocol, Sequence, Tuple
 
 import torch
 from allennlp.common import FromParams
-from allennlp.common.checks import ConfigurationError
 
+from spinn_allennlp.settings_errors import configuration_errors
+from spinn_core import rules
 from spinn_core.output import SpinnOutput
 from spinn_core.policies import Greedy, Replayed, Sampled, TransitionPolicy
 from spinn_core.policy_gradient_losses import (
@@ -126,32 +127,15 @@ class PolicyGradient(torch.nn.Module, FromParams):
         normalized_entropy: bool = False,
     ) -> None:
         super().__init__()
-        if not 0.0 <= running_std < 1.0:
-            raise ConfigurationError(f"running_std is a decay in [0, 1), got {running_std}")
-        if running_std and normalize_advantage:
-            raise ConfigurationError(
-                "normalize_advantage (by the batch's standard deviation) and running_std (by a "
-                "running one) are two ways to scale the advantages: choose one"
-            )
-        if updates_per_batch < 1:
-            raise ConfigurationError(
-                f"updates_per_batch must be at least 1, got {updates_per_batch}"
-            )
-        if not 0.0 < clip < 1.0:
-            raise ConfigurationError(f"clip must be in (0, 1), got {clip}")
-        if draws < 1:
-            raise ConfigurationError(f"draws must be at least 1, got {draws}")
-        if baseline not in BASELINES:
-            raise ConfigurationError(f"baseline must be one of {BASELINES}, got {baseline!r}")
-        if baseline != "greedy" and draws < 2:
-            raise ConfigurationError(
-                f'baseline "{baseline}" compares an example\'s draws with each other: '
-                f"it needs draws >= 2, got {draws}"
-            )
-        if draws > 1 and updates_per_batch > 1:
-            raise ConfigurationError(
-                "draws > 1 and updates_per_batch > 1 (PPO) do not go together: PPO replays the "
-                "training pass's trees only"
+        with configuration_errors():
+            rules.check_policy_gradient(
+                running_std,
+                normalize_advantage,
+                updates_per_batch,
+                clip,
+                draws,
+                baseline,
+                BASELINES,
             )
         self.weight = weight
         self.entropy_weight = entropy_weight
@@ -308,12 +292,8 @@ class PolicyGradient(torch.nn.Module, FromParams):
         self._batches_not_taken = (
             self._batches_not_taken + 1 if previous is not None and previous.taken == 0 else 0
         )
-        if self._batches_not_taken >= UNTAKEN_LIMIT:
-            raise ConfigurationError(
-                "policy_gradient.updates_per_batch > 1 needs the trainer callback "
-                f'{{"type": "parser_updates"}}: the further parser updates of the last '
-                f"{UNTAKEN_LIMIT} training batches were never taken"
-            )
+        with configuration_errors():
+            rules.check_updates_taken(self._batches_not_taken, UNTAKEN_LIMIT)
         if self._recording is None or self._recording.draws is None:
             raise RuntimeError("the trees were not sampled by this policy gradient's policy()")
         update = ParserUpdate(

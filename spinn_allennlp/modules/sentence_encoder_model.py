@@ -9,17 +9,19 @@ from allennlp.modules import Seq2VecEncoder, TextFieldEmbedder
 
 from spinn_allennlp.modules.added_losses import AddedLosses, encoder_loss_metrics
 from spinn_allennlp.modules.input_checks import check_embedder_feeds_encoder
-from spinn_allennlp.modules.model_rules import check_beam_mix, check_parser_training
 from spinn_allennlp.modules.policy_gradient import PolicyGradient
 from spinn_allennlp.modules.tree_encoder import has_parser
+from spinn_allennlp.settings_errors import configuration_errors
+from spinn_core import rules
+from spinn_core.policies import Given
 
 
 class SentenceEncoderModel(Model):
     """A `Model` whose constructor, after `Model.__init__`, hands its embedder and encoder to
-    `_take_encoder`: checked together (the embedder's output size is the encoder's input size;
-    what trains the parser, `model_rules.check_parser_training`; a beam mixture's `mix`,
-    `model_rules.check_beam_mix`) and kept as `_embedder` and `_encoder`, with the model's
-    parser training (`_transition_loss_weight`, `_policy_gradient`)."""
+    `_take_encoder`: checked together by the rule book (`spinn_core.rules`: the embedder's
+    output size is the encoder's input size; what trains the parser, `check_parser_training`;
+    a beam mixture's `mix`, `check_beam_mix`) and kept as `_embedder` and `_encoder`, with the
+    model's parser training (`_transition_loss_weight`, `_policy_gradient`)."""
 
     # Whether the model classifies each of a beam mixture's trees alone (`check_beam_mix`).
     classifies_each_tree = False
@@ -35,9 +37,22 @@ class SentenceEncoderModel(Model):
         """`name`: the model's registered name, for the messages; `transition_loss_weight`:
         None for a model that trains no parser (what trains one is then not checked)."""
         check_embedder_feeds_encoder(text_field_embedder, encoder)
-        if transition_loss_weight is not None:
-            check_parser_training(name, encoder, transition_loss_weight, policy_gradient)
-        check_beam_mix(name, encoder, self.classifies_each_tree)
+        # (Any Seq2VecEncoder: a spinn encoder's policies and weights where it has them.)
+        training_policy = getattr(encoder, "training_policy", None)
+        with configuration_errors():
+            if transition_loss_weight is not None:
+                rules.check_parser_training(
+                    name,
+                    has_parser(encoder),
+                    transition_loss_weight,
+                    policy_gradient,
+                    training_policy_is_given=type(training_policy) in (type(None), Given),
+                    encoder_transition_loss_weight=getattr(encoder, "transition_loss_weight", 0.0),
+                    parser_learns_from_task=getattr(encoder, "parser_learns_from_task", False),
+                )
+            mixes = getattr(training_policy, "mixes", False)
+            mix = getattr(training_policy, "mix", "roots") if mixes else "roots"
+            rules.check_beam_mix(name, mix, self.classifies_each_tree)
         self._embedder = text_field_embedder
         self._encoder = encoder
         self._transition_loss_weight = transition_loss_weight or 0.0

@@ -14,7 +14,6 @@ from spinn_allennlp.modules.encoder_settings import (
     ProjectionSettings,
     SpeedSettings,
     TrackerSettings,
-    check_encoder_settings,
     translate_legacy_keys,
 )
 from spinn_allennlp.modules.input_checks import word_mask
@@ -26,12 +25,15 @@ from spinn_allennlp.modules.tree_encoder import (
     rows_without_trees,
     with_default_trees,
 )
+from spinn_allennlp.settings_errors import configuration_errors
+from spinn_core import rules
 from spinn_core.batch import check_transitions_tensor
 from spinn_core.gradient_hooks import GradientProbe
 from spinn_core.graphs import GraphedSpinn
 from spinn_core.output import SpinnOutput, merge_rows
 from spinn_core.policies import Given, Greedy, TransitionPolicy
 from spinn_core.policy_registry import policy_from_config
+from spinn_core.rules import check_parser_tokens
 from spinn_core.spinn import Spinn
 from spinn_core.supervision import strength_entropy, transition_loss
 
@@ -188,19 +190,20 @@ class SpinnEncoder(TreeEncoder):
         self.evaluation_policy = _policy(
             "evaluation_policy", evaluation_policy, Greedy() if has_parser else Given()
         )
-        check_encoder_settings(
-            input_dim,
-            hidden_dim,
-            tracker,
-            parser,
-            composition,
-            projection,
-            self.training_policy,
-            self.evaluation_policy,
-            transition_loss_weight,
-            strength_entropy_weight,
-            speed,
-        )
+        with configuration_errors():
+            rules.check_encoder_settings(
+                input_dim,
+                hidden_dim,
+                tracker,
+                parser,
+                composition,
+                projection,
+                self.training_policy,
+                self.evaluation_policy,
+                transition_loss_weight,
+                strength_entropy_weight,
+                speed,
+            )
         self.parser = parser_network(parser, input_dim, vocab) if parser is not None else None
         self.spinn = _core(input_dim, hidden_dim, tracker, composition, projection, speed)
         self.transition_loss_weight = transition_loss_weight
@@ -279,8 +282,7 @@ class SpinnEncoder(TreeEncoder):
         follow them, an encoder with a parser follows its own greedy parse (one without
         composes the balanced binary tree)."""
         chosen = self.training_policy if self.training else self.evaluation_policy
-        follows = chosen.follows_given or chosen.needs_given
-        if follows and not has_transitions and self.has_parser:
+        if chosen.traits.reads_given and not has_transitions and self.has_parser:
             return Greedy()
         return chosen
 
@@ -301,12 +303,7 @@ class SpinnEncoder(TreeEncoder):
         caller's job here (see `transition_loss_weight`). `parser_tokens`: (batch_size,
         num_tokens) token ids, for a `parser` with embeddings of its own."""
         mask = word_mask(self, inputs, mask)
-        if self.parser_reads_token_ids and parser_tokens is None:
-            raise ValueError(
-                "this encoder's parser embeds token ids of its own (parser.embedding_dim > 0): "
-                "pass parser_tokens (the models spinn_classifier and spinn_nli do), or set "
-                "parser.embedding_dim to 0 to let it read the word vectors"
-            )
+        check_parser_tokens(self.parser_reads_token_ids, parser_tokens is not None)
         if transitions is not None:
             # Before anything reads them: a wrong shape is a ValueError naming it, not an
             # index error of torch's further down.
@@ -318,7 +315,7 @@ class SpinnEncoder(TreeEncoder):
         if policy is None:
             policy = self.policy(transitions is not None)
         missing = None
-        if transitions is not None and (policy.follows_given or policy.needs_given):
+        if transitions is not None and policy.traits.reads_given:
             missing = rows_without_trees(transitions, mask)
         if transitions is None or missing is None or not bool(missing.any()):
             output = self._encode(
@@ -373,7 +370,7 @@ class SpinnEncoder(TreeEncoder):
     ) -> SpinnOutput:
         # Only a policy that reads given transitions gets them: the soft stack follows its own
         # parser (given transitions only train and score it).
-        followed = transitions if policy.follows_given or policy.needs_given else None
+        followed = transitions if policy.traits.reads_given else None
         core = self.cuda_graphs if self.cuda_graphs is not None else self.spinn
         with _autocast(self.mixed_precision, inputs.device, graphs=self.cuda_graphs is not None):
             if self.parser is not None:

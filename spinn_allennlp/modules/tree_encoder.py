@@ -7,9 +7,9 @@ a pass's steps (`gold_like`).
 
 Beside it, what else models share around an encoder, each in its module: the checks where word
 vectors meet an encoder (`input_checks`), several sentence batches in one call
-(`sentence_batches.encode_together`), the rules a model checks on its encoder when it is built
-(`model_rules`), the losses an encoder adds (`added_losses`), a beam's losses (`beam_losses`),
-and the base of our models on one embedder and one encoder (`sentence_encoder_model`)."""
+(`sentence_batches.encode_together`), the losses an encoder adds (`added_losses`), a beam's
+losses (`beam_losses`), and the base of our models on one embedder and one encoder, which checks
+the two together by the rule book (`sentence_encoder_model`, `spinn_core.rules`)."""
 
 from dataclasses import dataclass
 from typing import Any, List, Mapping, Optional, Sequence

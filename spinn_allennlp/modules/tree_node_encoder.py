@@ -6,10 +6,10 @@ from typing import Any, Dict, List, Optional, Sequence, Union
 
 import torch
 from allennlp.common import Registrable
-from allennlp.common.checks import ConfigurationError
 from torch import nn
 
 from spinn_allennlp.modules.tree_encoder import with_default_trees
+from spinn_allennlp.settings_errors import configuration_errors
 from spinn_core.policies import Given
 from spinn_core.spinn import Spinn
 from spinn_core.transitions import PAD, SHIFT
@@ -122,7 +122,7 @@ class SpinnTreeNodeEncoder(TreeNodeEncoder):
         levelwise: bool = True,
     ) -> None:
         super().__init__()
-        try:
+        with configuration_errors():
             self.spinn = Spinn(
                 input_dim,
                 hidden_dim,
@@ -131,8 +131,6 @@ class SpinnTreeNodeEncoder(TreeNodeEncoder):
                 node_input_dim=input_dim,
                 leaf=leaf,
             )
-        except ValueError as error:
-            raise ConfigurationError(str(error)) from error
         self.constituent_input = (
             nn.Parameter(torch.randn(input_dim) / math.sqrt(input_dim))
             if learned_constituent_input

@@ -96,8 +96,8 @@ DEVICE_FUNCTIONS = (
     "_tanh",
     "_accumulate",
     "_input_chunk",
-    "_four_gates",
-    "_five_gates",
+    "_block",
+    "_gates",
     "_move",
     "_parse",
     "_backpropagate",
@@ -189,36 +189,36 @@ def _input_chunk(x_rows, live, K, w, w_stride, j, j_mask, k0, BLOCK_K: tl.conste
     return x, tile, k_mask[:, None] & j_mask[None, :]
 
 
-def _four_gates(
-    acc_i, acc_f, acc_g, acc_o, x_rows, live, K, w, w_stride, j, j_mask, GATE_ROWS,
-    BLOCK_K: tl.constexpr, PRECISION: tl.constexpr,
+def _block(t, B, COLUMNS, BLOCK_B: tl.constexpr, BLOCK_C: tl.constexpr):
+    """A step kernel's block: sentences ``b`` (program axis 0) and columns ``j`` (axis 1) of
+    step ``t``, which of them are real (``live``, ``j_mask``, both: ``here``) and the step's
+    row of each sentence in the per-step records (``step``)."""
+    b = tl.program_id(0) * BLOCK_B + tl.arange(0, BLOCK_B)
+    j = tl.program_id(1) * BLOCK_C + tl.arange(0, BLOCK_C)
+    live = b < B
+    j_mask = j < COLUMNS
+    here = live[:, None] & j_mask[None, :]
+    return b, j, live, j_mask, here, (t * B + b).to(tl.int64)
+
+
+def _gates(
+    acc_0, acc_1, acc_2, acc_3, acc_4, x_rows, live, K, w, w_stride, j, j_mask, GATE_ROWS,
+    GATES: tl.constexpr, BLOCK_K: tl.constexpr, PRECISION: tl.constexpr,
 ):  # fmt: skip
-    """acc_q += x @ W_q^T over K columns: x's rows start at ``x_rows`` (one pointer per
-    sentence), W_q's row j (gate q's column j) starts at ``w + (q * GATE_ROWS + j) * w_stride``."""
+    """acc_q += x @ W_q^T over K columns for the first ``GATES`` accumulators (4: the LSTM's
+    i, f, g, o, ``acc_4`` passed through; 5: the TreeLSTM's i, f_left, f_right, o, g): x's rows
+    start at ``x_rows`` (one pointer per sentence), W_q's row j (gate q's column j) starts at
+    ``w + (q * GATE_ROWS + j) * w_stride``. Each chunk of x is loaded once for every gate."""
     gate = GATE_ROWS * w_stride
     for k0 in range(0, K, BLOCK_K):
         x, tile, mask = _input_chunk(x_rows, live, K, w, w_stride, j, j_mask, k0, BLOCK_K)
-        acc_i = _accumulate(acc_i, x, tile, mask, PRECISION)
-        acc_f = _accumulate(acc_f, x, tile + gate, mask, PRECISION)
-        acc_g = _accumulate(acc_g, x, tile + 2 * gate, mask, PRECISION)
-        acc_o = _accumulate(acc_o, x, tile + 3 * gate, mask, PRECISION)
-    return acc_i, acc_f, acc_g, acc_o
-
-
-def _five_gates(
-    acc_i, acc_l, acc_r, acc_o, acc_g, x_rows, live, K, w, w_stride, j, j_mask, GATE_ROWS,
-    BLOCK_K: tl.constexpr, PRECISION: tl.constexpr,
-):  # fmt: skip
-    """:func:`_four_gates` for the TreeLSTM's five (i, f_left, f_right, o, g)."""
-    gate = GATE_ROWS * w_stride
-    for k0 in range(0, K, BLOCK_K):
-        x, tile, mask = _input_chunk(x_rows, live, K, w, w_stride, j, j_mask, k0, BLOCK_K)
-        acc_i = _accumulate(acc_i, x, tile, mask, PRECISION)
-        acc_l = _accumulate(acc_l, x, tile + gate, mask, PRECISION)
-        acc_r = _accumulate(acc_r, x, tile + 2 * gate, mask, PRECISION)
-        acc_o = _accumulate(acc_o, x, tile + 3 * gate, mask, PRECISION)
-        acc_g = _accumulate(acc_g, x, tile + 4 * gate, mask, PRECISION)
-    return acc_i, acc_l, acc_r, acc_o, acc_g
+        acc_0 = _accumulate(acc_0, x, tile, mask, PRECISION)
+        acc_1 = _accumulate(acc_1, x, tile + gate, mask, PRECISION)
+        acc_2 = _accumulate(acc_2, x, tile + 2 * gate, mask, PRECISION)
+        acc_3 = _accumulate(acc_3, x, tile + 3 * gate, mask, PRECISION)
+        if GATES == 5:
+            acc_4 = _accumulate(acc_4, x, tile + 4 * gate, mask, PRECISION)
+    return acc_0, acc_1, acc_2, acc_3, acc_4
 
 
 def _move(
@@ -339,12 +339,7 @@ def tracker_step(
     gates = W_ih [buffer top; stack top; stack second] + W_hh h + biases, the buffer top's
     share (and the biases) looked up in ``word_part``, made once per word before the first
     step (the empty buffer's row, the last, holds the biases alone)."""
-    b = tl.program_id(0) * BLOCK_B + tl.arange(0, BLOCK_B)
-    j = tl.program_id(1) * BLOCK_T + tl.arange(0, BLOCK_T)
-    live = b < B
-    j_mask = j < TRK
-    here = live[:, None] & j_mask[None, :]
-    step = (t * B + b).to(tl.int64)
+    b, j, live, j_mask, here, step = _block(t, B, TRK, BLOCK_B, BLOCK_T)
     buffer_row = tl.load(tops + step * 3, mask=live, other=0)
     second_row = tl.load(tops + step * 3 + 1, mask=live, other=0).to(tl.int64)
     top_row = tl.load(tops + step * 3 + 2, mask=live, other=0).to(tl.int64)
@@ -356,17 +351,17 @@ def tracker_step(
     acc_g = tl.load(part + 2 * TRK, mask=here, other=0.0)
     acc_o = tl.load(part + 3 * TRK, mask=here, other=0.0)
     # W_ih's columns: buffer top 0..D, stack top D..2D, stack second 2D..3D.
-    acc_i, acc_f, acc_g, acc_o = _four_gates(
-        acc_i, acc_f, acc_g, acc_o, nodes + second_row * (2 * D), live, D, w_ih + 2 * D,
-        3 * D, j, j_mask, TRK, BLOCK_K, PRECISION,
+    acc_i, acc_f, acc_g, acc_o, _ = _gates(
+        acc_i, acc_f, acc_g, acc_o, acc_o, nodes + second_row * (2 * D), live, D, w_ih + 2 * D,
+        3 * D, j, j_mask, TRK, 4, BLOCK_K, PRECISION,
     )  # fmt: skip
-    acc_i, acc_f, acc_g, acc_o = _four_gates(
-        acc_i, acc_f, acc_g, acc_o, nodes + top_row * (2 * D), live, D, w_ih + D, 3 * D, j,
-        j_mask, TRK, BLOCK_K, PRECISION,
+    acc_i, acc_f, acc_g, acc_o, _ = _gates(
+        acc_i, acc_f, acc_g, acc_o, acc_o, nodes + top_row * (2 * D), live, D, w_ih + D, 3 * D,
+        j, j_mask, TRK, 4, BLOCK_K, PRECISION,
     )  # fmt: skip
-    acc_i, acc_f, acc_g, acc_o = _four_gates(
-        acc_i, acc_f, acc_g, acc_o, h_state + step * TRK, live, TRK, w_hh, TRK, j, j_mask,
-        TRK, BLOCK_K, PRECISION,
+    acc_i, acc_f, acc_g, acc_o, _ = _gates(
+        acc_i, acc_f, acc_g, acc_o, acc_o, h_state + step * TRK, live, TRK, w_hh, TRK, j,
+        j_mask, TRK, 4, BLOCK_K, PRECISION,
     )  # fmt: skip
     i = tl.sigmoid(acc_i)
     f = tl.sigmoid(acc_f)
@@ -395,12 +390,7 @@ def compose_step(
     sentences and of the D columns, written to the sentence's row for step t. Every sentence
     is composed at every step (static shapes); only a REDUCE pushes the row. The first
     column of programs then runs the parser (``PARSER``: :func:`_parse`)."""
-    b = tl.program_id(0) * BLOCK_B + tl.arange(0, BLOCK_B)
-    j = tl.program_id(1) * BLOCK_D + tl.arange(0, BLOCK_D)
-    live = b < B
-    j_mask = j < D
-    here = live[:, None] & j_mask[None, :]
-    step = (t * B + b).to(tl.int64)
+    b, j, live, j_mask, here, step = _block(t, B, D, BLOCK_B, BLOCK_D)
     buffer_row = tl.load(tops + step * 3, mask=live, other=0)
     second_row = tl.load(tops + step * 3 + 1, mask=live, other=0)
     top_row = tl.load(tops + step * 3 + 2, mask=live, other=0)
@@ -413,18 +403,18 @@ def compose_step(
     acc_r = zeros + tl.load(bias + 2 * D + j, mask=j_mask, other=0.0)[None, :]
     acc_o = zeros + tl.load(bias + 3 * D + j, mask=j_mask, other=0.0)[None, :]
     acc_g = zeros + tl.load(bias + 4 * D + j, mask=j_mask, other=0.0)[None, :]
-    acc_i, acc_l, acc_r, acc_o, acc_g = _five_gates(
-        acc_i, acc_l, acc_r, acc_o, acc_g, second, live, D, w, K, j, j_mask, D, BLOCK_K,
+    acc_i, acc_l, acc_r, acc_o, acc_g = _gates(
+        acc_i, acc_l, acc_r, acc_o, acc_g, second, live, D, w, K, j, j_mask, D, 5, BLOCK_K,
         PRECISION,
     )  # fmt: skip
-    acc_i, acc_l, acc_r, acc_o, acc_g = _five_gates(
-        acc_i, acc_l, acc_r, acc_o, acc_g, top, live, D, w + D, K, j, j_mask, D, BLOCK_K,
+    acc_i, acc_l, acc_r, acc_o, acc_g = _gates(
+        acc_i, acc_l, acc_r, acc_o, acc_g, top, live, D, w + D, K, j, j_mask, D, 5, BLOCK_K,
         PRECISION,
     )  # fmt: skip
     # The extra input (the tracker's new state), when E > 0.
-    acc_i, acc_l, acc_r, acc_o, acc_g = _five_gates(
+    acc_i, acc_l, acc_r, acc_o, acc_g = _gates(
         acc_i, acc_l, acc_r, acc_o, acc_g, h_state + (step + B) * E, live, E, w + 2 * D, K, j,
-        j_mask, D, BLOCK_K, PRECISION,
+        j_mask, D, 5, BLOCK_K, PRECISION,
     )  # fmt: skip
     i, f_left, f_right = tl.sigmoid(acc_i), tl.sigmoid(acc_l), tl.sigmoid(acc_r)
     o, g = tl.sigmoid(acc_o), _tanh(acc_g)

@@ -77,13 +77,14 @@ def _model_refusal(parts: SpinnParts, dtype: torch.dtype) -> Optional[str]:
 def _policy_refusal(policy: TransitionPolicy, parts: SpinnParts) -> Optional[str]:
     """The kernels make two policies' moves: the given transitions' (planned before the first
     step) and the greedy parser's (argmax through the legal-move rule, in the kernel)."""
-    if policy.soft:
+    traits = policy.traits
+    if traits.drives == "soft":
         return "a soft stack's strengths are not in the fused kernels"
-    if policy.searches or policy.mixes:
+    if traits.drives != "discrete":
         return "beam search is not in the fused kernels"
-    if policy.needs_given and not policy.follows_given:
+    if traits.given == "mixes":
         return "a policy that mixes given and own transitions is not in the fused kernels"
-    if policy.follows_given:
+    if traits.given == "follows":
         return None
     # Greedy's moves, by the method that makes them (a subclass that keeps it qualifies; a
     # wrapper that checks every move on the host does not).

@@ -27,6 +27,7 @@ from spinn_core.batch import PreparedBatch, lay_out
 from spinn_core.output import SpinnOutput
 from spinn_core.parts import SpinnParts
 from spinn_core.policies import BeamMixture, BeamSearch, Given, TransitionPolicy
+from spinn_core.rules import check_beam_mixture_nodes
 from spinn_core.runners.thin_stack import run_thin_stack
 
 
@@ -98,11 +99,7 @@ def run_beam_mixture(
     ``transitions`` (and logits, REDUCE types) are the best parse's; ``beam_scores`` and
     ``beam_transitions`` hold every parse of the beam, best first."""
     beam = _unwrapped(policy, BeamMixture)
-    if batch.return_nodes:
-        raise ValueError(
-            "beam_mixture's sentence vector mixes several trees, which have no nodes in common: "
-            "node states are not returned with it (use greedy or beam_search for them)"
-        )
+    check_beam_mixture_nodes(batch.return_nodes)
     width = beam.width
     copies = beam_copies(batch, width)
     beam.start(copies.batch_size, batch.inputs)

@@ -19,6 +19,7 @@ from spinn_core.batch import PreparedBatch
 from spinn_core.output import SpinnOutput
 from spinn_core.parts import SpinnParts
 from spinn_core.policies import TransitionPolicy
+from spinn_core.rules import check_levelwise
 from spinn_core.transitions import REDUCE, SHIFT
 
 
@@ -97,12 +98,7 @@ def plan_levels(
 def run_levelwise(batch: PreparedBatch, parts: SpinnParts, policy: TransitionPolicy) -> SpinnOutput:
     """Encodes ``batch`` over its given transitions one tree level at a time. Needs a policy
     that follows the given transitions and parts without a tracker."""
-    if not policy.follows_given or parts.tracker is not None:
-        raise ValueError(
-            "level-wise batching needs given trees and a composition without an extra input but "
-            "the node input (tracking_dim = 0): a tracking LSTM makes every node depend on all "
-            "earlier steps"
-        )
+    check_levelwise(policy.follows_given, has_tracker=parts.tracker is not None)
     assert batch.transitions is not None  # follows_given: the batch has them
     tape = batch.tape
     plan = plan_levels(batch.transitions, batch.word_rows(), batch.step_rows(), batch.base)

@@ -22,6 +22,8 @@ from spinn_allennlp.demo.static import read_predictions
 from spinn_allennlp.modules.tree_encoder import DEFAULT_TREE, GOLD
 from spinn_allennlp.testing import FIXTURES_ROOT, random_transitions
 from spinn_core.output import GIVEN, Mode
+from spinn_core.policies import Replayed
+from spinn_core.policy_registry import POLICIES
 from spinn_core.transitions import (
     left_branching_transitions,
     right_branching_transitions,
@@ -141,3 +143,12 @@ def test_every_transitions_source_a_model_can_report_has_a_caption():
         if TreeSource.resolve_class_name(name)[0].__module__.startswith("spinn_allennlp.")
     }  # (other tests register tree sources of their own)
     assert values <= set(SOURCE_DESCRIPTIONS), values - set(SOURCE_DESCRIPTIONS)
+
+
+def test_the_captions_are_the_ones_the_policies_declare():
+    """The renderer keeps its captions as text (it imports the standard library alone): each
+    mode's is the caption its policies declare (`PolicyTraits.caption`)."""
+    policies = [cls for cls in POLICIES.classes.values() if cls.__module__ == "spinn_core.policies"]
+    for cls in [*policies, Replayed]:
+        if cls.traits.mode != GIVEN:  # a given tree's caption is its source's
+            assert SOURCE_DESCRIPTIONS[cls.traits.mode] == cls.traits.caption, cls

@@ -1,6 +1,5 @@
 from typing import Any, Dict, List, Optional
 
-from allennlp.common.checks import ConfigurationError
 from allennlp.data import DatasetReader, Instance, Token, TokenIndexer
 from allennlp.data.fields import Field, LabelField, MetadataField, TextField
 from allennlp.data.token_indexers import SingleIdTokenIndexer
@@ -18,6 +17,8 @@ from spinn_allennlp.data.dataset_readers import (
     string_field,
 )
 from spinn_allennlp.data.fields import transitions_field
+from spinn_allennlp.settings_errors import configuration_errors
+from spinn_core import rules
 from spinn_core.transitions import MalformedParseError, parse_to_transitions
 
 TREE_SHAPES = ("gold", "operator_last")
@@ -71,10 +72,8 @@ class ListOpsReader(TreeDatasetReader):
         **kwargs,
     ) -> None:
         super().__init__(**kwargs)
-        if tree_shape not in TREE_SHAPES:
-            raise ConfigurationError(f"tree_shape {tree_shape!r}: expected one of {TREE_SHAPES}")
-        if tree_shape != "gold" and not gold_trees:
-            raise ConfigurationError(f"tree_shape {tree_shape!r} needs gold_trees: true")
+        with configuration_errors():
+            rules.check_listops_trees(tree_shape, TREE_SHAPES, gold_trees)
         self._gold_trees = gold_trees
         self._tree_shape = tree_shape
         self._token_indexers = token_indexers or {"tokens": SingleIdTokenIndexer()}

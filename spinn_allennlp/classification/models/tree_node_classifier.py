@@ -11,7 +11,9 @@ from torch import nn
 from spinn_allennlp.data.trees import readable_tree
 from spinn_allennlp.modules.sentence_encoder_model import SentenceEncoderModel
 from spinn_allennlp.modules.tree_encoder import encode, has_nodes, transitions_source
+from spinn_allennlp.settings_errors import configuration_errors
 from spinn_allennlp.training.metrics import ParseMetrics, Share
+from spinn_core import rules
 from spinn_core.output import GIVEN
 from spinn_core.supervision import parser_predictions, transition_loss
 from spinn_core.transitions import PAD, fold, node_spans
@@ -80,8 +82,8 @@ class TreeNodeClassifier(SentenceEncoderModel):
         self._take_encoder(
             "tree_node_classifier", text_field_embedder, encoder, transition_loss_weight
         )
-        if label_names is not None and len(label_names) != num_labels:
-            raise ValueError(f"{len(label_names)} label names for {num_labels} labels")
+        with configuration_errors():
+            rules.check_label_names(label_names, num_labels)
         self._num_labels = num_labels
         self._label_names = label_names or [str(i) for i in range(num_labels)]
         self._dropout = nn.Dropout(dropout)

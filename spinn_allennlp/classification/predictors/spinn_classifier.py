@@ -1,6 +1,5 @@
 from typing import Any, Dict
 
-from allennlp.common.checks import ConfigurationError
 from allennlp.common.util import JsonDict
 from allennlp.data import DatasetReader, Instance
 from allennlp.models import Model
@@ -8,6 +7,8 @@ from allennlp.predictors import Predictor
 
 from spinn_allennlp.data.trees import readable_tree
 from spinn_allennlp.predictors import LinePredictor
+from spinn_allennlp.settings_errors import configuration_errors
+from spinn_core import rules
 from spinn_core.transitions import PAD
 
 
@@ -36,11 +37,11 @@ class SpinnClassifierPredictor(LinePredictor):
 
     def __init__(self, model: Model, dataset_reader: DatasetReader, frozen: bool = True) -> None:
         super().__init__(model, dataset_reader, frozen)
-        if not hasattr(dataset_reader, "example_to_instance"):
-            raise ConfigurationError(
-                f"the spinn_classifier predictor reads JSON lines through a reader with "
-                f"example_to_instance (text_classification_transitions, listops), not "
-                f"{type(dataset_reader).__name__}"
+        with configuration_errors():
+            rules.check_reads_examples(
+                "spinn_classifier",
+                type(dataset_reader).__name__,
+                hasattr(dataset_reader, "example_to_instance"),
             )
 
     def predict(self, sentence: str) -> JsonDict:

@@ -9,6 +9,8 @@ from allennlp.models.archival import load_archive
 
 from spinn_allennlp.data.paths import expand_path
 from spinn_allennlp.data.tree_sources.tree_source import TreeSource, TreeSourceError
+from spinn_allennlp.settings_errors import configuration_errors
+from spinn_core import rules
 from spinn_core.output import PREDICTED
 from spinn_core.transitions import PAD
 
@@ -52,11 +54,8 @@ class SpinnParserTrees(TreeSource):
     def _load(self) -> None:
         archive = load_archive(expand_path(self.archive), cuda_device=self.cuda_device)
         model = archive.model
-        if not getattr(model, "has_parser", False):
-            raise ValueError(
-                f"{self.archive}: the model has no parser (train one with "
-                "training_config/spinn.jsonnet); it can't be a tree source"
-            )
+        with configuration_errors():
+            rules.check_parser_archive(self.archive, getattr(model, "has_parser", False))
         model.eval()
         # The archive's reader as configured, but sentences whole and without a tree source of
         # its own: the model's parser must make every tree.

@@ -20,6 +20,8 @@ from spinn_allennlp.data.reduce_types import (
     reduce_type_ids,
 )
 from spinn_allennlp.modules.tree_encoder import GOLD, NO_SOURCE
+from spinn_allennlp.settings_errors import configuration_errors
+from spinn_core import rules
 
 LABELS = ("entailment", "neutral", "contradiction")
 # Annotators did not agree on a label: SNLI keeps the pair but it is not used for training or
@@ -83,8 +85,8 @@ class SnliTransitionsReader(TreeDatasetReader):
         **kwargs,
     ) -> None:
         super().__init__(**kwargs)
-        if reduce_types and self._crop_pad_length is not None:
-            raise ValueError("reduce_types does not work with crop_pad_length")
+        with configuration_errors():
+            rules.check_typed_reduce_reading(reduce_types, self._crop_pad_length)
         self._token_indexers = token_indexers or {"tokens": SingleIdTokenIndexer()}
         self._reduce_types = reduce_types
 

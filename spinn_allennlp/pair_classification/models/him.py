@@ -1,7 +1,7 @@
 import json
 import tempfile
 from pathlib import Path
-from typing import Any, Dict, List, Optional, Union, cast
+from typing import Any, Dict, List, Optional, Tuple, Union, cast
 
 import torch
 from allennlp.common.checks import ConfigurationError
@@ -12,7 +12,9 @@ from allennlp.training.metrics import CategoricalAccuracy
 from torch import nn
 
 from spinn_allennlp.pair_classification.models.readable_output import add_labels, add_readable_trees
+from spinn_allennlp.settings_errors import configuration_errors
 from spinn_allennlp.training.metrics import Share
+from spinn_core import rules
 
 
 @Model.register("him_nli")
@@ -49,19 +51,18 @@ class HimNli(Model):
         **kwargs,
     ) -> None:
         super().__init__(vocab, **kwargs)
-        if not members:
-            raise ConfigurationError("HIM needs at least one member model")
-        labels = vocab.get_index_to_token_vocabulary(label_namespace)
-        for name, member in members.items():
-            if member.vocab.get_index_to_token_vocabulary(label_namespace) != labels:
-                raise ConfigurationError(f"member {name!r} orders the labels differently")
-            for namespace in vocab.get_namespaces():
-                if member.vocab.get_token_to_index_vocabulary(
-                    namespace
-                ) != vocab.get_token_to_index_vocabulary(namespace):
-                    raise ConfigurationError(
-                        f"member {name!r} has another vocabulary in namespace {namespace!r}"
-                    )
+
+        def labels_and_vocabulary(of: Vocabulary) -> Tuple[Any, Dict[str, Any]]:
+            return of.get_index_to_token_vocabulary(label_namespace), {
+                namespace: of.get_token_to_index_vocabulary(namespace)
+                for namespace in vocab.get_namespaces()
+            }
+
+        with configuration_errors():
+            rules.check_him_members(
+                *labels_and_vocabulary(vocab),
+                {name: labels_and_vocabulary(member.vocab) for name, member in members.items()},
+            )
         self._members = nn.ModuleDict(members)
         self._member_names = list(members)
         self._label_namespace = label_namespace

@@ -2,7 +2,6 @@ import logging
 from typing import Any, Dict, Optional, Union
 
 from allennlp.common import Params
-from allennlp.common.checks import ConfigurationError
 from allennlp.common.util import JsonDict
 from allennlp.data import DatasetReader, Instance
 from allennlp.models import Model
@@ -11,6 +10,8 @@ from allennlp.predictors import Predictor
 from spinn_allennlp.data.dataset_readers import TreeDatasetReader
 from spinn_allennlp.data.tree_sources import TreeSource
 from spinn_allennlp.predictors import LinePredictor
+from spinn_allennlp.settings_errors import configuration_errors
+from spinn_core import rules
 
 logger = logging.getLogger(__name__)
 
@@ -59,10 +60,13 @@ class SpinnNliPredictor(LinePredictor):
     ) -> None:
         super().__init__(model, dataset_reader, frozen)
         if tree_source is not None:
-            if not isinstance(dataset_reader, TreeDatasetReader):
-                raise ConfigurationError(
-                    f"tree_source needs a reader with trees, not {type(dataset_reader).__name__}"
+            with configuration_errors():
+                rules.check_tree_source_reader(
+                    "tree_source",
+                    type(dataset_reader).__name__,
+                    isinstance(dataset_reader, TreeDatasetReader),
                 )
+            assert isinstance(dataset_reader, TreeDatasetReader)  # (checked: for mypy)
             dataset_reader.tree_source = tree_source_from(tree_source)
 
     def predict(self, premise: str, hypothesis: str) -> JsonDict:

@@ -3,7 +3,9 @@ from typing import Any, Dict, List
 from allennlp.common.checks import ConfigurationError
 
 from spinn_allennlp.modules.spinn_encoder import SpinnEncoder
+from spinn_allennlp.settings_errors import configuration_errors
 from spinn_allennlp.training.callbacks.training_batch_callback import TrainingBatchCallback
+from spinn_core import rules
 
 
 class EncoderSchedule(TrainingBatchCallback):
@@ -52,18 +54,14 @@ class EncoderSchedule(TrainingBatchCallback):
         return done / self.ramp_batches
 
     def on_start(self, trainer, is_primary: bool = True, **kwargs) -> None:
-        self._encoders = [
+        with_parser = [
             m for m in trainer.model.modules() if isinstance(m, SpinnEncoder) and m.has_parser
         ]
-        if not self._encoders:
-            name = type(self).__name__
-            raise ConfigurationError(
-                f"{name} needs a spinn encoder with a parser (tracker.predict_transitions or a "
-                f"parser block)"
+        self._encoders = [encoder for encoder in with_parser if self.applies_to(encoder)]
+        with configuration_errors():
+            rules.check_encoder_schedule(
+                type(self).__name__, len(with_parser), len(self._encoders), self.needs
             )
-        self._encoders = [encoder for encoder in self._encoders if self.applies_to(encoder)]
-        if not self._encoders:
-            raise ConfigurationError(f"{type(self).__name__} needs {self.needs}")
         self._apply()
 
     def on_training_batch(self, trainer, batch_number: int, batch_metrics: Dict[str, Any]) -> None:

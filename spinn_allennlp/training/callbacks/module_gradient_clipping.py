@@ -6,6 +6,9 @@ import torch
 from allennlp.common.checks import ConfigurationError
 from allennlp.training.callbacks import TrainerCallback
 
+from spinn_allennlp.settings_errors import configuration_errors
+from spinn_core import rules
+
 
 @TrainerCallback.register("module_gradient_clipping")
 class ModuleGradientClipping(TrainerCallback):
@@ -47,24 +50,23 @@ class ModuleGradientClipping(TrainerCallback):
         self.groups: List[List[torch.nn.Parameter]] = []
 
     def on_start(self, trainer, is_primary: bool = True, **kwargs) -> None:
-        if getattr(trainer, "_scaler", None) is not None:
-            raise ConfigurationError("module_gradient_clipping does not support use_amp")
-        if getattr(trainer, "_num_gradient_accumulation_steps", 1) > 1:
-            raise ConfigurationError(
-                "module_gradient_clipping clips each batch's gradients after its backward pass: "
-                "not with num_gradient_accumulation_steps > 1"
-            )
         # Frozen parameters too (a parser frozen by parser_warmup thaws later): one without a
         # gradient is passed over when the groups are clipped.
         named = list(trainer.model.named_parameters())
+        with configuration_errors():
+            rules.check_gradient_clipping(
+                uses_amp=getattr(trainer, "_scaler", None) is not None,
+                accumulation_steps=getattr(trainer, "_num_gradient_accumulation_steps", 1),
+                patterns_without_parameters=[
+                    pattern.pattern
+                    for patterns in self.patterns
+                    for pattern in patterns
+                    if not any(pattern.search(name) for name, _ in named)
+                ],
+            )
         taken: Set[int] = set()
         self.groups = []
         for patterns in self.patterns:
-            for pattern in patterns:
-                if not any(pattern.search(name) for name, _ in named):
-                    raise ConfigurationError(
-                        f"module_gradient_clipping: {pattern.pattern!r} matches no parameter"
-                    )
             members = [
                 p
                 for name, p in named

@@ -1,18 +1,17 @@
 from typing import Any, Dict, List
 
 import torch
-from allennlp.common.checks import ConfigurationError
 from allennlp.training.callbacks import TrainerCallback
 
 from spinn_allennlp.modules.policy_gradient import PolicyGradient
 from spinn_allennlp.modules.spinn_encoder import SpinnEncoder
+from spinn_allennlp.settings_errors import configuration_errors
 from spinn_allennlp.training.callbacks.module_gradient_clipping import ModuleGradientClipping
 from spinn_allennlp.training.callbacks.training_batch_callback import TrainingBatchCallback
+from spinn_core import rules
 
-NO_UPDATES = (
-    "parser_updates: the model gives no parser update; set the model's "
-    "policy_gradient.updates_per_batch above 1, or drop this callback"
-)
+# (Kept for callers that imported it here.)
+NO_UPDATES = rules.NO_UPDATES
 
 
 @TrainerCallback.register("parser_updates")
@@ -45,24 +44,25 @@ class ParserUpdates(TrainingBatchCallback):
         self._frozen = False
 
     def on_start(self, trainer, is_primary: bool = True, **kwargs) -> None:
-        if getattr(trainer, "_scaler", None) is not None:
-            raise ConfigurationError("parser_updates does not support mixed precision (use_amp)")
         self._parser = [
             parameter
             for module in trainer.model.modules()
             if isinstance(module, SpinnEncoder)
             for parameter in module.parser_parameters()
         ]
-        if not self._parser:
-            raise ConfigurationError("parser_updates needs a spinn encoder with a parser")
         # Said at the start, not at the first batch with updates: under parser_warmup a parser
         # with a network of its own makes none until it is unfrozen (thousands of batches in).
-        if not any(
+        further = any(
             module.updates_per_batch > 1
             for module in trainer.model.modules()
             if isinstance(module, PolicyGradient)
-        ):
-            raise ConfigurationError(NO_UPDATES)
+        )
+        with configuration_errors():
+            rules.check_parser_updates(
+                uses_amp=getattr(trainer, "_scaler", None) is not None,
+                has_parser=bool(self._parser),
+                makes_further_updates=further,
+            )
 
     def on_backward(self, trainer, batch_outputs, backward_called: bool, **kwargs) -> bool:
         # Whether the parser is frozen during this batch's pass, before on_batch's callbacks
@@ -84,13 +84,9 @@ class ParserUpdates(TrainingBatchCallback):
             for update in updates:
                 update.taken = update.further
             return
-        if not updates:
-            # updates_per_batch > 1 was checked at the start: the model dropped them.
-            raise ConfigurationError(
-                "parser_updates: the model's policy_gradient made no parser update although "
-                "its updates_per_batch is above 1; a model must train its parser through "
-                "PolicyGradient.loss or classifier_loss (spinn_classifier and spinn_nli do)"
-            )
+        # (updates_per_batch > 1 was checked at the start: none means the model dropped them.)
+        with configuration_errors():
+            rules.check_further_updates_made(bool(updates))
         parser = {id(parameter) for parameter in self._parser}
         # Per-group clips (module_gradient_clipping) apply to these updates as to the step's.
         module_clippings = [

@@ -5,6 +5,9 @@ import torch
 from allennlp.common.checks import ConfigurationError
 from allennlp.training.learning_rate_schedulers import LearningRateScheduler
 
+from spinn_allennlp.settings_errors import configuration_errors
+from spinn_core import rules
+
 logger = logging.getLogger(__name__)
 
 
@@ -82,11 +85,9 @@ class ReduceOnPlateau(LearningRateScheduler):
         return self.lr_scheduler.get_last_lr()
 
     def step(self, metric: Optional[float] = None) -> None:
-        if metric is None:
-            raise ConfigurationError(
-                "reduce_on_plateau needs a validation metric each epoch: give the trainer "
-                "validation data (validation_data_path)"
-            )
+        with configuration_errors():
+            rules.check_validation_metric(metric is not None)
+        assert metric is not None
         groups = self.lr_scheduler.optimizer.param_groups
         before = [group["lr"] for group in groups]
         self.lr_scheduler.step(metric)
