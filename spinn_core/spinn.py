@@ -6,7 +6,9 @@ and its leaves), the model's parts (``parts.SpinnParts``: composition, tracker a
 types, summaries) and a transition policy (``policies.py``: given trees, the parser's greedy
 choice, a mix of the two, samples, soft strengths). A runner (``runners/``) takes the three and
 returns a ``SpinnOutput``: the thin stack step by step (Algorithm 1), level by level (PI-NT on
-given trees, tree-height calls), or the soft stack (NSHRDLU Models 3-4).
+given trees, tree-height calls), or the soft stack (NSHRDLU Models 3-4). The arguments of a
+``Spinn`` and the policy of each pass are checked by the rule book (``rules.py``:
+``check_options``, ``check_policy``).
 """
 
 import logging

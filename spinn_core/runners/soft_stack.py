@@ -212,7 +212,7 @@ def run_soft_stack(
     input is the expected type embedding under the type classifier's probabilities.
     """
     # A parser, and with typed REDUCE a type classifier: checked with the policy
-    # (spinn.check_policy).
+    # (rules.check_policy).
     tracker = parts.tracker
     assert tracker is not None and tracker.transition_classifier is not None
     assert (parts.type_embedding is None) == (parts.type_classifier is None)

@@ -122,7 +122,7 @@ DETERMINISTIC = {
 }
 
 
-# The soft stack has no stack summaries or typed REDUCE (spinn.check_policy says so).
+# The soft stack has no stack summaries or typed REDUCE (rules.check_policy says so).
 DETERMINISTIC_CASES = [
     (policy, variant)
     for policy in sorted(DETERMINISTIC)
