@@ -163,59 +163,54 @@ def check_policy(
     node_inputs_given: bool,
 ) -> None:
     """A model with these parts cannot run ``policy`` (a ``TransitionPolicy``) on the tensors
-    passed (whether transitions, REDUCE types and node inputs were given)."""
-    who = f"{type(policy).__name__} (mode {str(policy.mode)!r})"
-    check_policy_fits(policy, who, has_parser, has_summaries)
-    _raise_first(
-        [
-            (
-                policy.needs_given and not transitions_given,
-                f"mode {str(policy.mode)!r} needs given transitions to mix with",
-            ),
-            (
-                node_inputs_given != (node_input_dim > 0),
-                "node_inputs must be given exactly when node_input_dim > 0 "
-                f"(node_input_dim = {node_input_dim})",
-            ),
-            (
-                policy.soft and node_input_dim > 0,
-                "node inputs are not implemented on the soft stack",
-            ),
-            (
-                num_reduce_types > 0
-                and not has_type_classifier
-                and not (reduce_types_given and policy.follows_given),
-                "typed REDUCE without a type classifier (predict_transitions=false) follows "
-                "given reduce_types only",
-            ),
-        ]
-    )
+    passed (whether transitions, REDUCE types and node inputs were given). Runs before every
+    pass: plain tests, each message made only when its rule is broken."""
+    check_policy_fits(policy, None, has_parser, has_summaries)
+    if policy.needs_given and not transitions_given:
+        raise SettingsError(f"mode {str(policy.mode)!r} needs given transitions to mix with")
+    if node_inputs_given != (node_input_dim > 0):
+        raise SettingsError(
+            "node_inputs must be given exactly when node_input_dim > 0 "
+            f"(node_input_dim = {node_input_dim})"
+        )
+    if policy.soft and node_input_dim > 0:
+        raise SettingsError("node inputs are not implemented on the soft stack")
+    if (
+        num_reduce_types > 0
+        and not has_type_classifier
+        and not (reduce_types_given and policy.follows_given)
+    ):
+        raise SettingsError(
+            "typed REDUCE without a type classifier (predict_transitions=false) follows "
+            "given reduce_types only"
+        )
 
 
 def check_policy_fits(
     policy: Any,
-    who: str,
+    setting: Optional[str],
     has_parser: bool,
     has_summaries: bool,
     names: Names = CORE_NAMES,
 ) -> None:
     """The parts a policy needs whatever the pass: a parser for one that reads its logits, no
-    stack summaries on the soft stack. ``who``: the policy as the message names it."""
-    _raise_first(
-        [
-            (
-                policy.needs_parser and not has_parser,
-                f"{who} reads the parser's logits, so it needs a parser, and this model has "
-                f"none: give it one ({names['a_parser']}, or a parser block), or, for a policy "
-                "of your own that does not read step.logits, declare it (traits = "
-                "PolicyTraits(..., needs_parser=False), or set needs_parser = False on its class)",
-            ),
-            (
-                policy.soft and has_summaries,
-                f"stack and buffer summaries ({names['summary_dim']}) are not implemented on "
-                f"the soft stack, which {who} drives: set {names['summary_dim']} to 0",
-            ),
-        ]
+    stack summaries on the soft stack. ``setting``: the config key that chose the policy, for
+    the messages (None: a pass of the core's, which names the policy and its mode)."""
+    parser_missing = policy.needs_parser and not has_parser
+    if not parser_missing and not (policy.soft and has_summaries):
+        return
+    kind = type(policy).__name__
+    who = f"{kind} (mode {str(policy.mode)!r})" if setting is None else f"{setting} {kind}"
+    if parser_missing:
+        raise SettingsError(
+            f"{who} reads the parser's logits, so it needs a parser, and this model has "
+            f"none: give it one ({names['a_parser']}, or a parser block), or, for a policy "
+            "of your own that does not read step.logits, declare it (traits = "
+            "PolicyTraits(..., needs_parser=False), or set needs_parser = False on its class)"
+        )
+    raise SettingsError(
+        f"stack and buffer summaries ({names['summary_dim']}) are not implemented on "
+        f"the soft stack, which {who} drives: set {names['summary_dim']} to 0"
     )
 
 
@@ -267,8 +262,7 @@ def check_encoder_settings(
     has_parser = predicts or has_own_parser
     has_summaries = tracker is not None and tracker.summary_dim > 0
     for name, policy in policies.items():
-        who = f"{name} {type(policy).__name__}"
-        check_policy_fits(policy, who, has_parser, has_summaries, ENCODER_NAMES)
+        check_policy_fits(policy, name, has_parser, has_summaries, ENCODER_NAMES)
     _raise_first(
         [
             (

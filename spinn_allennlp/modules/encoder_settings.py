@@ -31,8 +31,6 @@ from spinn_core import rules
 logger = logging.getLogger(__name__)
 
 
-# The `mixed_precision` values.
-MIXED_PRECISION_VALUES = rules.MIXED_PRECISION_VALUES
 # The REDUCE type embedding's size when `type_dim` is left out.
 DEFAULT_TYPE_DIM = 16
 

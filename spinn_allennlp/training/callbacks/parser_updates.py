@@ -10,9 +10,6 @@ from spinn_allennlp.training.callbacks.module_gradient_clipping import ModuleGra
 from spinn_allennlp.training.callbacks.training_batch_callback import TrainingBatchCallback
 from spinn_core import rules
 
-# (Kept for callers that imported it here.)
-NO_UPDATES = rules.NO_UPDATES
-
 
 @TrainerCallback.register("parser_updates")
 class ParserUpdates(TrainingBatchCallback):
